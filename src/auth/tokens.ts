@@ -1,0 +1,55 @@
+import { createSigner, createVerifier, TokenError } from 'fast-jwt'
+
+export const TOKEN_LIFETIME_SECONDS = 15 * 60
+/** Only HMAC: anything else (`none`, RS*, ES*, PS*) is refused before a key is used. */
+const ACCEPTED_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const
+
+export interface TokenClaims {
+  sub?: string
+  iat?: number
+  exp: number
+  nbf?: number
+}
+
+export interface TokenService {
+  /** A signed token for `subject`; throws when it cannot be signed. */
+  sign(subject: string): string
+  /** The claims of a valid token; throws for any token that must be refused. */
+  verify(token: string): TokenClaims
+}
+
+export interface TokenKeys {
+  secret: string
+  /** The secret before the last rotation: its tokens still verify, it never signs. */
+  previousSecret?: string | undefined
+}
+
+function verifierFor(key: string) {
+  return createVerifier({
+    key,
+    algorithms: [...ACCEPTED_ALGORITHMS],
+    requiredClaims: ['exp'],
+    // Verified tokens are remembered until they expire, so a client's repeated token costs one lookup.
+    cache: true,
+  })
+}
+
+export function createTokenService({ secret, previousSecret }: TokenKeys): TokenService {
+  const signer = createSigner({ key: secret, algorithm: 'HS256', expiresIn: TOKEN_LIFETIME_SECONDS * 1000 })
+  const current = verifierFor(secret)
+  const previous = previousSecret === undefined ? undefined : verifierFor(previousSecret)
+
+  return {
+    sign: (subject) => signer({ sub: subject }),
+    verify(token) {
+      try {
+        return current(token) as TokenClaims
+      } catch (err) {
+        if (previous && err instanceof TokenError && err.code === TokenError.codes.invalidSignature) {
+          return previous(token) as TokenClaims
+        }
+        throw err
+      }
+    },
+  }
+}

@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { parseEnv } from 'node:util'
+
+export type Env = Record<string, string | undefined>
+
+export interface Config {
+  port: number
+  host: string
+  dbUrl: string
+  secret: string
+  previousSecret: string | undefined
+  username: string
+  password: string
+  logLevel: string
+  production: boolean
+  /** Said once at start-up: what was generated because it was not configured. */
+  notices: string[]
+}
+
+/** A configuration that cannot run; the message names the variable. */
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+// RFC 7518 §3.2: an HMAC key must be at least as long as the hash output.
+const MIN_SECRET_BYTES = 32
+export const DB_URL_FORMS = 'sqlite:PATH, sqlite::memory:, postgres://… or postgresql://…'
+
+/** The process environment over the values of `.env` in `dir`, when that file exists. */
+export function readEnv(dir: string = process.cwd(), env: Env = process.env): Env {
+  let fromFile: Env = {}
+  try {
+    fromFile = parseEnv(readFileSync(`${dir}/.env`, 'utf8'))
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  }
+  return { ...fromFile, ...env }
+}
+
+function value(env: Env, name: string): string | undefined {
+  const raw = env[name]
+  return raw === undefined || raw === '' ? undefined : raw
+}
+
+function parsePort(raw: string | undefined): number {
+  if (raw === undefined) return 8080
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError(`PORT must be a number from 0 to 65535, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+export function isSupportedDbUrl(url: string): boolean {
+  return /^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(url)
+}
+
+export function loadConfig(env: Env): Config {
+  const production = env.NODE_ENV === 'production'
+  const notices: string[] = []
+
+  const dbUrl = value(env, 'DB_URL') ?? 'sqlite:./data/books.db'
+  if (!isSupportedDbUrl(dbUrl)) {
+    throw new ConfigError(`DB_URL must be one of ${DB_URL_FORMS}`)
+  }
+
+  const logLevel = value(env, 'LOG_LEVEL') ?? 'info'
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
+  }
+
+  let secret = value(env, 'SECRET_TOKEN')
+  const previousSecret = value(env, 'SECRET_TOKEN_PREVIOUS')
+  let username = value(env, 'AUTH_USERNAME')
+  let password = value(env, 'AUTH_PASSWORD')
+
+  if (production) {
+    for (const [name, given] of [['SECRET_TOKEN', secret], ['AUTH_USERNAME', username], ['AUTH_PASSWORD', password]]) {
+      if (given === undefined) throw new ConfigError(`${name} must be set when NODE_ENV=production`)
+    }
+    for (const [name, given] of [['SECRET_TOKEN', secret], ['SECRET_TOKEN_PREVIOUS', previousSecret]]) {
+      if (given !== undefined && Buffer.byteLength(given) < MIN_SECRET_BYTES) {
+        throw new ConfigError(`${name} must be at least ${MIN_SECRET_BYTES} bytes long when NODE_ENV=production`)
+      }
+    }
+  }
+
+  if (secret === undefined) {
+    secret = randomBytes(MIN_SECRET_BYTES).toString('base64url')
+    notices.push('SECRET_TOKEN is not set: using a random secret, so tokens will not survive a restart')
+  }
+  if (username === undefined) {
+    username = 'admin'
+    if (password !== undefined) notices.push('AUTH_USERNAME is not set: the username is "admin"')
+  }
+  if (password === undefined) {
+    password = randomBytes(12).toString('base64url')
+    notices.push(`AUTH_PASSWORD is not set: log in as "${username}" with the generated password "${password}"`)
+  }
+
+  return {
+    port: parsePort(value(env, 'PORT')),
+    host: value(env, 'HOST') ?? '0.0.0.0',
+    dbUrl,
+    secret,
+    previousSecret,
+    username,
+    password,
+    logLevel,
+    production,
+    notices,
+  }
+}

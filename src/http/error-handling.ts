@@ -1,0 +1,115 @@
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { StoreUnavailableError } from '../store/store.ts'
+import { UnparsableBodyError } from './body-parser.ts'
+import { envelope } from './envelope.ts'
+import { HttpError } from './http-error.ts'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The message of this route's 400 for a body or query that cannot be parsed. */
+    invalidInputMessage?: string
+  }
+}
+
+const MESSAGES: Record<number, string> = {
+  400: 'Bad request',
+  404: 'Not found',
+  405: 'Method not allowed',
+  408: 'Request timeout',
+  413: 'Payload too large',
+  429: 'Too many requests',
+  431: 'Request header fields too large',
+  500: 'Internal server error',
+  503: 'Service unavailable',
+}
+/** Seconds a client should wait before retrying when the store is unavailable. */
+const RETRY_AFTER_SECONDS = '5'
+
+interface Answer {
+  status: number
+  message: string
+  headers?: Record<string, string>
+}
+
+function answerFor(err: FastifyError, request: FastifyRequest): Answer {
+  if (err instanceof HttpError) return { status: err.statusCode, message: err.message, headers: err.headers }
+  if (err instanceof StoreUnavailableError) {
+    return { status: 503, message: MESSAGES[503]!, headers: { 'retry-after': RETRY_AFTER_SECONDS } }
+  }
+  const invalidInput = request.routeOptions.config.invalidInputMessage
+  if (
+    invalidInput !== undefined &&
+    (err.validation !== undefined || err instanceof UnparsableBodyError || err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH')
+  ) {
+    return { status: 400, message: invalidInput }
+  }
+  const status = err.statusCode
+  if (status !== undefined && status >= 400 && status < 500) {
+    return { status, message: MESSAGES[status] ?? STATUS_CODES[status] ?? MESSAGES[400]! }
+  }
+  return { status: 500, message: MESSAGES[500]! }
+}
+
+function sendError(reply: FastifyReply, { status, message, headers }: Answer) {
+  if (headers) reply.headers(headers)
+  return reply.code(status).send(envelope(status, message, null))
+}
+
+/** Answers framework errors raised before routing, such as a URL that cannot be decoded. */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const status = err.statusCode !== undefined && err.statusCode < 500 ? 400 : 500
+  sendError(reply, { status, message: MESSAGES[status]! })
+}
+
+/** Answers what the HTTP parser refuses (malformed requests, oversized headers, timeouts) with the envelope. */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
+  const body = JSON.stringify(envelope(status, MESSAGES[status]!, null))
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy(err)
+}
+
+/** Every error, including the framework's own, leaves as the envelope with nothing internal in it. */
+export function answerErrorsWithEnvelope(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const answer = answerFor(err, request)
+    if (answer.status >= 500) request.log.error({ err }, 'request failed')
+    else if (err instanceof StoreUnavailableError) request.log.warn({ err }, 'store unavailable')
+    return sendError(reply, answer)
+  })
+  app.setNotFoundHandler((_request, reply) => sendError(reply, { status: 404, message: MESSAGES[404]! }))
+}
+
+/**
+ * Collects the routes as they are added; the returned plugin, registered after every
+ * other route, answers the methods a path lacks with 405 and an `Allow` header.
+ */
+export function methodNotAllowed(app: FastifyInstance) {
+  const methodsByUrl = new Map<string, Set<string>>()
+  app.addHook('onRoute', (route) => {
+    const methods = methodsByUrl.get(route.url) ?? new Set()
+    for (const method of [route.method].flat()) methods.add(method)
+    methodsByUrl.set(route.url, methods)
+  })
+  return async function answerMissingMethods(instance: FastifyInstance) {
+    for (const [url, methods] of [...methodsByUrl]) {
+      const allow = [...methods].sort().join(', ')
+      const missing = instance.supportedMethods.filter((method) => !methods.has(method))
+      instance.route({
+        method: missing,
+        url,
+        handler: (_request, reply) =>
+          sendError(reply, { status: 405, message: MESSAGES[405]!, headers: { allow } }),
+      })
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import { buildApp } from './app.ts'
+import { ConfigError, loadConfig, readEnv, type Config } from './config.ts'
+
+let config: Config
+try {
+  config = loadConfig(readEnv())
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err
+  console.error(`Configuration error: ${err.message}`)
+  process.exit(1)
+}
+
+const app = await buildApp(config)
+for (const notice of config.notices) app.log.warn(notice)
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    app.log.info({ signal }, 'shutting down')
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  })
+}
+
+await app.listen({ port: config.port, host: config.host })

@@ -1,0 +1,189 @@
+import { Readable } from 'node:stream'
+import type { FastifyInstance, FastifyReply, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Type from 'typebox'
+import { requireToken } from '../auth/require-token.ts'
+import type { TokenService } from '../auth/tokens.ts'
+import { envelope } from '../http/envelope.ts'
+import { HttpError } from '../http/http-error.ts'
+import { Book, BookChanges, BookIdParams, Envelope, ErrorEnvelope, ID_PATTERN, ListQuery, NewBook } from '../schemas.ts'
+import type { Book as BookRecord, BookStore, StoredBook } from '../store/store.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The `{id}` of the path, once it is known to be a valid id. */
+    bookId: number
+  }
+}
+
+export interface BookRouteOptions {
+  store: BookStore
+  tokens: TokenService
+}
+
+/** Books fetched per query while streaming the whole list. */
+const LIST_BATCH = 1000
+const ID = new RegExp(ID_PATTERN)
+
+const bookNotFound = () => new HttpError(404, 'Book not found')
+
+const errors = { '4xx': ErrorEnvelope, '5xx': ErrorEnvelope }
+const oneBook = { ...errors, 200: Envelope(Book) }
+const security = [{ token: [] }]
+
+/** A path `{id}` that is not an id names no book: 404, before the body is read. */
+const resolveBookId: onRequestHookHandler = (request, _reply, done) => {
+  const raw = (request.params as { id: string }).id
+  const id = ID.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(id)) {
+    done(bookNotFound())
+    return
+  }
+  request.bookId = id
+  done()
+}
+
+function etag(book: StoredBook): string {
+  return `"${book.revision}"`
+}
+
+/** The revisions an `If-Match` header accepts; undefined when any revision will do. */
+function acceptedRevisions(header: string | undefined): number[] | undefined {
+  if (header === undefined || header.trim() === '*') return undefined
+  const revisions: number[] = []
+  for (const tag of header.split(',')) {
+    const match = /^"(\d{1,15})"$/.exec(tag.trim())
+    if (match) revisions.push(Number(match[1]))
+  }
+  return revisions
+}
+
+/** The whole list as one JSON document, fetched and written a batch at a time. */
+async function* streamAllBooks(store: BookStore, first: BookRecord[]): AsyncGenerator<string> {
+  yield '{"status":200,"message":"Books retrieved successfully","data":'
+  let batch = first
+  let separator = '['
+  while (batch.length > 0) {
+    yield separator + JSON.stringify(batch).slice(1, -1)
+    separator = ','
+    if (batch.length < LIST_BATCH) break
+    batch = await store.list(batch[batch.length - 1]!.id, LIST_BATCH)
+  }
+  yield separator === '[' ? '[]}' : ']}'
+}
+
+export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRouteOptions) {
+  const books = app.withTypeProvider<TypeBoxTypeProvider>()
+  books.decorateRequest('bookId', 0)
+  books.addHook('onRequest', requireToken(tokens))
+
+  const requireExistingBook: onRequestAsyncHookHandler = async (request) => {
+    if ((await store.get(request.bookId)) === undefined) throw bookNotFound()
+  }
+
+  books.post(
+    '/book',
+    {
+      schema: { summary: 'Create a book', security, body: NewBook, response: { ...errors, 201: Envelope(Book) } },
+      config: { invalidInputMessage: 'Invalid input' },
+    },
+    async (request, reply) => {
+      const { title, author, year } = request.body
+      const book = await store.create({ title, author, year })
+      reply.code(201).header('etag', etag(book)).header('location', `/book/${book.id}`)
+      return envelope(201, 'Book created successfully', book)
+    },
+  )
+
+  books.get(
+    '/books',
+    {
+      schema: {
+        summary: 'List books, ascending by id',
+        security,
+        querystring: ListQuery,
+        response: { ...errors, 200: Envelope(Type.Array(Book)) },
+      },
+      config: { invalidInputMessage: 'Invalid input' },
+    },
+    async (request, reply) => {
+      const after = request.query.after === undefined ? 0 : Number(request.query.after)
+      if (!Number.isSafeInteger(after)) throw new HttpError(400, 'Invalid input')
+      if (request.query.limit !== undefined) {
+        const limit = Number(request.query.limit)
+        const page = await store.list(after, limit + 1)
+        if (page.length > limit) {
+          page.length = limit
+          reply.header('link', `</books?limit=${limit}&after=${page[limit - 1]!.id}>; rel="next"`)
+        }
+        return envelope(200, 'Books retrieved successfully', page)
+      }
+      const first = await store.list(after, LIST_BATCH)
+      if (first.length < LIST_BATCH) return envelope(200, 'Books retrieved successfully', first)
+      // A stream bypasses the response schema, which types only whole envelopes.
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(Readable.from(streamAllBooks(store, first)))
+    },
+  )
+
+  books.get(
+    '/book/:id',
+    {
+      schema: { summary: 'Get a book', security, params: BookIdParams, response: oneBook },
+      onRequest: resolveBookId,
+    },
+    async (request, reply) => {
+      const book = await store.get(request.bookId)
+      if (book === undefined) throw bookNotFound()
+      reply.header('etag', etag(book))
+      return envelope(200, 'Book retrieved successfully', book)
+    },
+  )
+
+  books.put(
+    '/book/:id',
+    {
+      schema: {
+        summary: 'Update a book: members absent from the body keep their values',
+        security,
+        params: BookIdParams,
+        body: BookChanges,
+        response: { ...oneBook, 412: ErrorEnvelope },
+      },
+      config: { invalidInputMessage: 'Invalid input' },
+      onRequest: [resolveBookId, requireExistingBook],
+    },
+    async (request, reply) => {
+      const { title, author, year } = request.body
+      const expected = acceptedRevisions(request.headers['if-match'])
+      let book: StoredBook | undefined
+      if (title === undefined && author === undefined && year === undefined) {
+        book = await store.get(request.bookId)
+        if (book === undefined) throw bookNotFound()
+        if (expected !== undefined && !expected.includes(book.revision)) throw preconditionFailed()
+      } else {
+        const result = await store.update(request.bookId, { title, author, year }, expected)
+        if (result.outcome === 'missing') throw bookNotFound()
+        if (result.outcome === 'stale') throw preconditionFailed()
+        book = result.book
+      }
+      reply.header('etag', etag(book))
+      return envelope(200, 'Book updated successfully', book)
+    },
+  )
+
+  books.delete(
+    '/book/:id',
+    {
+      schema: { summary: 'Delete a book', security, params: BookIdParams, response: { ...errors, 200: Envelope(Type.Null()) } },
+      onRequest: resolveBookId,
+    },
+    async (request) => {
+      if (!(await store.delete(request.bookId))) throw bookNotFound()
+      return envelope(200, 'Book deleted successfully', null)
+    },
+  )
+}
+
+function preconditionFailed() {
+  return new HttpError(412, 'Precondition failed')
+}

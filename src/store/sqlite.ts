@@ -1,0 +1,151 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import { loadMigrations } from './migrations.ts'
+import {
+  StoreUnavailableError,
+  type Book,
+  type BookChanges,
+  type BookStore,
+  type NewBook,
+  type StoredBook,
+  type UpdateResult,
+} from './store.ts'
+
+export interface SqliteOptions {
+  /** A file path, or `:memory:`. */
+  path: string
+  /** How long a write waits for another process's lock before the request answers 503. */
+  busyTimeoutMs?: number
+}
+
+// Primary result codes (the low byte of an extended code) that mean "try again later".
+const SQLITE_BUSY = 5
+const SQLITE_LOCKED = 6
+const SQLITE_IOERR = 10
+const SQLITE_FULL = 13
+const SQLITE_CANTOPEN = 14
+const TRANSIENT = new Set([SQLITE_BUSY, SQLITE_LOCKED, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN])
+
+function classify(err: unknown): unknown {
+  const code = (err as { errcode?: unknown }).errcode
+  return typeof code === 'number' && TRANSIENT.has(code & 0xff) ? new StoreUnavailableError(err) : err
+}
+
+/** Runs a synchronous statement as the store's promise, with its failure classified. */
+function settle<T>(statement: () => T): Promise<T> {
+  try {
+    return Promise.resolve(statement())
+  } catch (err) {
+    return Promise.reject(classify(err))
+  }
+}
+
+/** The path of a `sqlite:PATH` URL. */
+export function sqlitePath(url: string): string {
+  return url.slice('sqlite:'.length)
+}
+
+function migrate(db: DatabaseSync): void {
+  // IMMEDIATE takes the write lock first, so processes starting together migrate one at a time.
+  db.exec('BEGIN IMMEDIATE')
+  try {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    INTEGER PRIMARY KEY,
+      name       TEXT NOT NULL,
+      applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+    )`)
+    const applied = new Set(
+      db.prepare('SELECT version FROM schema_migrations').all().map((row) => row.version as number),
+    )
+    const record = db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)')
+    for (const migration of loadMigrations('sqlite')) {
+      if (applied.has(migration.version)) continue
+      db.exec(migration.sql)
+      record.run(migration.version, migration.name)
+    }
+    db.exec('COMMIT')
+  } catch (err) {
+    db.exec('ROLLBACK')
+    throw err
+  }
+}
+
+const COLUMNS = 'id, title, author, year, revision'
+
+export class SqliteBookStore implements BookStore {
+  readonly #db: DatabaseSync
+  readonly #insert: StatementSync
+  readonly #select: StatementSync
+  readonly #exists: StatementSync
+  readonly #page: StatementSync
+  readonly #update: StatementSync
+  readonly #delete: StatementSync
+
+  constructor({ path, busyTimeoutMs = 4000 }: SqliteOptions) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    const db = new DatabaseSync(path)
+    this.#db = db
+    try {
+      db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
+      // WAL with synchronous=NORMAL: a commit is in the OS before the answer, so it
+      // survives a crash of the process; only a power loss can take the newest commits.
+      db.exec('PRAGMA journal_mode = WAL')
+      db.exec('PRAGMA synchronous = NORMAL')
+      migrate(db)
+    } catch (err) {
+      db.close()
+      throw classify(err)
+    }
+    this.#insert = db.prepare(`INSERT INTO books (title, author, year) VALUES (?, ?, ?) RETURNING ${COLUMNS}`)
+    this.#select = db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`)
+    this.#exists = db.prepare('SELECT 1 FROM books WHERE id = ?')
+    this.#page = db.prepare('SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?')
+    this.#update = db.prepare(`UPDATE books
+      SET title = coalesce(?1, title), author = coalesce(?2, author), year = coalesce(?3, year),
+          revision = revision + 1
+      WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
+      RETURNING ${COLUMNS}`)
+    this.#delete = db.prepare('DELETE FROM books WHERE id = ?')
+  }
+
+  create(book: NewBook): Promise<StoredBook> {
+    return settle(() => this.#insert.get(book.title, book.author, book.year) as unknown as StoredBook)
+  }
+
+  get(id: number): Promise<StoredBook | undefined> {
+    return settle(() => this.#select.get(id) as StoredBook | undefined)
+  }
+
+  list(after: number, limit: number): Promise<Book[]> {
+    return settle(() => this.#page.all(after, limit) as unknown as Book[])
+  }
+
+  update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
+    return settle((): UpdateResult => {
+      const book = this.#update.get(
+        changes.title ?? null,
+        changes.author ?? null,
+        changes.year ?? null,
+        id,
+        expectedRevisions === undefined ? null : JSON.stringify(expectedRevisions),
+      ) as StoredBook | undefined
+      if (book) return { outcome: 'updated', book }
+      return { outcome: this.#exists.get(id) ? 'stale' : 'missing' }
+    })
+  }
+
+  delete(id: number): Promise<boolean> {
+    return settle(() => this.#delete.run(id).changes > 0)
+  }
+
+  ping(): Promise<void> {
+    return settle(() => {
+      this.#db.prepare('SELECT 1').get()
+    })
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.isOpen) this.#db.close()
+  }
+}

@@ -1,0 +1,48 @@
+export interface Book {
+  id: number
+  title: string
+  author: string
+  year: number
+}
+
+/** A book with the revision that its ETag names; every write that changes it raises the revision. */
+export interface StoredBook extends Book {
+  revision: number
+}
+
+export type NewBook = Omit<Book, 'id'>
+export type BookChanges = Partial<NewBook>
+
+export type UpdateResult =
+  | { outcome: 'updated'; book: StoredBook }
+  | { outcome: 'missing' }
+  | { outcome: 'stale' }
+
+/**
+ * Where books live. One implementation per engine; each applies its own
+ * migrations when opened and reports an unreachable engine as StoreUnavailableError.
+ */
+export interface BookStore {
+  create(book: NewBook): Promise<StoredBook>
+  get(id: number): Promise<StoredBook | undefined>
+  /** Books with an id greater than `after`, ascending, at most `limit` of them. */
+  list(after: number, limit: number): Promise<Book[]>
+  /**
+   * Applies `changes` when the book exists and, if `expectedRevisions` is given,
+   * its revision is one of them; in one atomic step.
+   */
+  update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult>
+  /** True when a book was deleted. */
+  delete(id: number): Promise<boolean>
+  /** Resolves when the engine answers. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+/** The engine cannot be reached or did not answer in time; the request may succeed later. */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('The store is unavailable', { cause })
+    this.name = 'StoreUnavailableError'
+  }
+}

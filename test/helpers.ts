@@ -1,0 +1,60 @@
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { buildApp, type AppParts } from '../src/app.ts'
+import type { Config } from '../src/config.ts'
+import { SqliteBookStore } from '../src/store/sqlite.ts'
+import type { BookStore } from '../src/store/store.ts'
+
+export const TEST_SECRET = 'a-test-secret-of-at-least-thirty-two-bytes'
+export const TEST_USERNAME = 'librarian'
+export const TEST_PASSWORD = 'correct horse battery staple'
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    port: 0,
+    host: '127.0.0.1',
+    dbUrl: 'sqlite::memory:',
+    secret: TEST_SECRET,
+    previousSecret: undefined,
+    username: TEST_USERNAME,
+    password: TEST_PASSWORD,
+    logLevel: 'silent',
+    production: false,
+    notices: [],
+    ...overrides,
+  }
+}
+
+/** A way to get a fresh, empty store of one engine; `skip` says why it cannot run here. */
+export interface StoreEngine {
+  name: string
+  skip?: string
+  open(): Promise<BookStore>
+}
+
+/** Every engine the behavioural tests run against. */
+export const storeEngines: StoreEngine[] = [
+  { name: 'sqlite', open: async () => new SqliteBookStore({ path: ':memory:' }) },
+]
+
+export async function buildTestApp(overrides: Partial<Config> = {}, parts: AppParts = {}): Promise<FastifyInstance> {
+  const app = await buildApp(testConfig(overrides), parts)
+  await app.ready()
+  return app
+}
+
+export async function issueToken(app: FastifyInstance): Promise<string> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/token',
+    payload: { username: TEST_USERNAME, password: TEST_PASSWORD },
+  })
+  if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`)
+  return res.json().data.token
+}
+
+/** An inject call with the token in the Authorization header. */
+export function withToken(token: string, options: InjectOptions): InjectOptions {
+  return { ...options, headers: { authorization: token, ...options.headers } }
+}
+
+export const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
