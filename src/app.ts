@@ -3,7 +3,16 @@ import { createCredentialCheck } from './auth/credentials.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
 import { parseEveryBodyAsJson } from './http/body-parser.ts'
-import { answerErrorsWithEnvelope, clientErrorHandler, frameworkErrors, methodNotAllowed } from './http/error-handling.ts'
+import { capConnections, connectionOptions } from './http/connection-limits.ts'
+import { allowCrossOrigin } from './http/cors.ts'
+import {
+  answerErrorsWithEnvelope,
+  clientErrorHandler,
+  frameworkErrors,
+  methodNotAllowed,
+  refuseConnect,
+} from './http/error-handling.ts'
+import { addSecurityHeaders } from './http/security-headers.ts'
 import { bookRoutes } from './routes/books.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { openStore } from './store/open.ts'
@@ -31,9 +40,15 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     ajv: { customOptions: { coerceTypes: false } },
     frameworkErrors,
     clientErrorHandler,
+    trustProxy: config.trustProxy,
+    ...connectionOptions(config.limits),
   })
   app.addHook('onClose', () => store.close())
+  capConnections(app.server, config.limits)
+  refuseConnect(app.server)
 
+  addSecurityHeaders(app)
+  await allowCrossOrigin(app, config.corsOrigins)
   answerErrorsWithEnvelope(app)
   parseEveryBodyAsJson(app)
   const answerMissingMethods = methodNotAllowed(app)

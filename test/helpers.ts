@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { buildApp, type AppParts } from '../src/app.ts'
-import type { Config } from '../src/config.ts'
+import { DEFAULT_LIMITS, type Config } from '../src/config.ts'
 import { SqliteBookStore } from '../src/store/sqlite.ts'
 import type { BookStore } from '../src/store/store.ts'
 
@@ -19,6 +19,10 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     password: TEST_PASSWORD,
     logLevel: 'silent',
     production: false,
+    trustProxy: false,
+    corsOrigins: [],
+    sqliteSynchronous: 'normal',
+    limits: DEFAULT_LIMITS,
     notices: [],
     ...overrides,
   }
@@ -58,3 +62,11 @@ export function withToken(token: string, options: InjectOptions): InjectOptions 
 }
 
 export const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
+
+/** Starts `app` on a free loopback port and returns the port. */
+export async function listenOnLoopback(app: FastifyInstance): Promise<number> {
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('not listening on a TCP port')
+  return address.port
+}

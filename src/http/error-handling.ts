@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http'
-import type { Socket } from 'node:net'
+import type { Server } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { StoreUnavailableError } from '../store/store.ts'
 import { UnparsableBodyError } from './body-parser.ts'
@@ -63,19 +64,36 @@ export function frameworkErrors(err: FastifyError, _request: FastifyRequest, rep
   sendError(reply, { status, message: MESSAGES[status]! })
 }
 
-/** Answers what the HTTP parser refuses (malformed requests, oversized headers, timeouts) with the envelope. */
-export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return
-  const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
+/** Writes the envelope straight to a socket that Fastify never saw a request on, then closes it. */
+function answerOnSocket(socket: Duplex, status: number): void {
   const body = JSON.stringify(envelope(status, MESSAGES[status]!, null))
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
+        'X-Content-Type-Options: nosniff\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     )
   }
+}
+
+/** Answers what the HTTP parser refuses (malformed requests, oversized headers, timeouts) with the envelope. */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
+  answerOnSocket(socket, status)
   socket.destroy(err)
+}
+
+/**
+ * Node hands CONNECT to a `connect` listener and, when there is none, drops the socket
+ * without a word. The service is no proxy: CONNECT names nothing it serves, so 400.
+ */
+export function refuseConnect(server: Server): void {
+  server.on('connect', (_request, socket: Duplex) => {
+    answerOnSocket(socket, 400)
+    socket.end()
+  })
 }
 
 /** Every error, including the framework's own, leaves as the envelope with nothing internal in it. */
