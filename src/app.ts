@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createCredentialCheck } from './auth/credentials.ts'
+import { LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
 import { parseEveryBodyAsJson } from './http/body-parser.ts'
@@ -24,6 +25,7 @@ export const BODY_LIMIT_BYTES = 64 * 1024
 export interface AppParts {
   store?: BookStore
   tokens?: TokenService
+  loginLimiter?: LoginLimiter
 }
 
 /** The whole service for `config`, ready to `listen` or `inject`; closing it closes the store. */
@@ -53,7 +55,11 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   parseEveryBodyAsJson(app)
   const answerMissingMethods = methodNotAllowed(app)
 
-  await app.register(tokenRoutes, { tokens, checkCredentials: createCredentialCheck(config.username, config.password) })
+  await app.register(tokenRoutes, {
+    tokens,
+    checkCredentials: createCredentialCheck(config.username, config.password),
+    limiter: parts.loginLimiter ?? new LoginLimiter(),
+  })
   await app.register(bookRoutes, { store, tokens })
   await app.register(answerMissingMethods)
   return app
