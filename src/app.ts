@@ -12,6 +12,7 @@ import {
   frameworkErrors,
   methodNotAllowed,
   refuseConnect,
+  refuseUnknownExpectations,
 } from './http/error-handling.ts'
 import { addSecurityHeaders } from './http/security-headers.ts'
 import { bookRoutes } from './routes/books.ts'
@@ -48,6 +49,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   app.addHook('onClose', () => store.close())
   capConnections(app.server, config.limits)
   refuseConnect(app.server)
+  refuseUnknownExpectations(app.server)
 
   addSecurityHeaders(app)
   await allowCrossOrigin(app, config.corsOrigins)

@@ -33,6 +33,8 @@ describe('security headers', () => {
     ['a request the parser refuses', () => 'GET /books HTTP/1.1\r\nBad Header\r\n\r\n', 400],
     ['oversized headers', () => request(`GET /books HTTP/1.1\r\nX-Filler: ${'x'.repeat(20_000)}`), 431],
     ['a CONNECT request', () => 'CONNECT localhost:443 HTTP/1.1\r\nHost: localhost:443\r\n\r\n', 400],
+    ['an unknown expectation', () => request('GET /books HTTP/1.1\r\nExpect: coffee'), 417],
+    ['a URL that cannot be decoded', () => request('GET /% HTTP/1.1'), 400],
   ]
 
   for (const [name, build, status] of cases) {
