@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { buildApp, type AppParts } from '../src/app.ts'
 import { DEFAULT_LIMITS, type Config } from '../src/config.ts'
@@ -28,16 +31,32 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   }
 }
 
+/** A database of its own for a test that runs the service as a separate process. */
+export interface FreshDatabase {
+  /** What the process gets as DB_URL. */
+  dbUrl: string
+  /** Removes the database once the test is done with it. */
+  drop(): Promise<void>
+}
+
 /** A way to get a fresh, empty store of one engine; `skip` says why it cannot run here. */
 export interface StoreEngine {
   name: string
   skip?: string
   open(): Promise<BookStore>
+  freshDatabase(): Promise<FreshDatabase>
 }
 
 /** Every engine the behavioural tests run against. */
 export const storeEngines: StoreEngine[] = [
-  { name: 'sqlite', open: async () => new SqliteBookStore({ path: ':memory:' }) },
+  {
+    name: 'sqlite',
+    open: async () => new SqliteBookStore({ path: ':memory:' }),
+    async freshDatabase() {
+      const dir = await mkdtemp(join(tmpdir(), 'books-'))
+      return { dbUrl: `sqlite:${join(dir, 'books.db')}`, drop: () => rm(dir, { recursive: true, force: true }) }
+    },
+  },
 ]
 
 export async function buildTestApp(overrides: Partial<Config> = {}, parts: AppParts = {}): Promise<FastifyInstance> {
