@@ -18,7 +18,7 @@ export interface ServiceProcess {
   exited: Promise<number | NodeJS.Signals | null>
 }
 
-/** Starts `src/main.ts` on a free loopback port and resolves once it listens. */
+/** Starts `src/main.ts` on a free loopback port and resolves once it logs that it listens (LOG_LEVEL info or finer). */
 export function startService(env: Record<string, string>, startTimeoutMs = 15_000): Promise<ServiceProcess> {
   const child = spawn(NODE, ['src/main.ts'], {
     cwd: ROOT,
@@ -35,6 +35,8 @@ export function startService(env: Record<string, string>, startTimeoutMs = 15_00
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
+  /** Enough to show why a start failed; a long run's request log is drained, not kept. */
+  const KEEP = 64 * 1024
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
     child.once('exit', (code, signal) => resolve(signal ?? code)),
   )
@@ -44,7 +46,7 @@ export function startService(env: Record<string, string>, startTimeoutMs = 15_00
       reject(new Error(`the service did not start within ${startTimeoutMs} ms:\n${output}`))
     }, startTimeoutMs)
     const collect = (chunk: Buffer) => {
-      output += chunk.toString()
+      output = (output + chunk.toString()).slice(-KEEP)
       const match = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)
       if (match) {
         clearTimeout(timer)
