@@ -72,7 +72,7 @@ const rawSecurityHeaders = Object.entries(SECURITY_HEADERS)
   .map(([name, value]) => `${name}: ${value}\r\n`)
   .join('')
 
-/** Writes the envelope straight to a socket that Fastify never saw a request on, then closes it. */
+/** Writes the envelope straight to a socket that no Fastify reply owns; the caller closes the socket. */
 function answerOnSocket(socket: Duplex, status: number): void {
   const body = JSON.stringify(envelope(status, MESSAGES[status]!, null))
   if (socket.writable) {
