@@ -88,11 +88,11 @@ for (const engine of storeEngines) {
       const ledger: Ledger = { books: new Map(), unansweredCreates: new Set(), answered: 0 }
       const writers = Array.from({ length: WORKERS }, (_, worker) => writer(first, token, worker, ledger))
 
-      await sleep(randomInt(300, 1200))
+      await sleep(randomInt(500, 1500))
       first.child.kill('SIGKILL')
       assert.equal(await first.exited, 'SIGKILL')
       await Promise.all(writers)
-      assert.ok(ledger.answered > 20, `only ${ledger.answered} writes were answered before the kill`)
+      assert.ok(ledger.answered >= 10, `only ${ledger.answered} writes were answered before the kill`)
 
       const second = await startService(env)
       t.after(() => second.child.kill('SIGKILL'))
