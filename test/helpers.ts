@@ -3,6 +3,7 @@ import { buildApp, type AppParts } from '../src/app.ts'
 import type { Config } from '../src/config.ts'
 import { SqliteBookStore } from '../src/store/sqlite.ts'
 import type { BookStore } from '../src/store/store.ts'
+import { openTestPostgresStore, postgresUnreachableReason } from './support/postgres.ts'
 
 export const TEST_SECRET = 'a-test-secret-of-at-least-thirty-two-bytes'
 export const TEST_USERNAME = 'librarian'
@@ -34,9 +35,13 @@ export interface StoreEngine {
   open(): Promise<BookStore>
 }
 
+// With CI=true PostgreSQL is never skipped: when it is unreachable, its tests fail.
+const postgresSkip = process.env.CI === 'true' ? undefined : await postgresUnreachableReason()
+
 /** Every engine the behavioural tests run against. */
 export const storeEngines: StoreEngine[] = [
   { name: 'sqlite', open: async () => new SqliteBookStore({ path: ':memory:' }) },
+  { name: 'postgres', skip: postgresSkip, open: openTestPostgresStore },
 ]
 
 export async function buildTestApp(overrides: Partial<Config> = {}, parts: AppParts = {}): Promise<FastifyInstance> {
