@@ -1,6 +1,6 @@
 import pg, { type QueryResultRow } from 'pg'
 import { classifyPostgresError } from './postgres-errors.ts'
-import { migratePostgres } from './postgres-migrations.ts'
+import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
 import {
   StoreUnavailableError,
   type Book,
@@ -66,7 +66,7 @@ export class PostgresBookStore implements BookStore {
       // The server gives up too, so a statement abandoned by its client stops holding locks.
       statement_timeout: queryTimeoutMs,
       keepAlive: true,
-      application_name: 'book-catalogue',
+      application_name: APPLICATION_NAME,
       types,
     })
     // An idle connection that breaks (server restart, network cut) is dropped by the pool and
@@ -74,33 +74,14 @@ export class PostgresBookStore implements BookStore {
     this.#pool.on('error', () => {})
   }
 
-  /** Connects and brings the schema up to date; fails with StoreUnavailableError when unreachable. */
+  /** Brings the schema up to date, then serves; fails with StoreUnavailableError when unreachable. */
   static async open(options: PostgresOptions): Promise<PostgresBookStore> {
-    const store = new PostgresBookStore(options)
     try {
-      await store.#migrate()
+      await migratePostgres(options.url, options.connectTimeoutMs)
     } catch (err) {
-      await store.close()
       throw classifyPostgresError(err)
     }
-    return store
-  }
-
-  async #migrate(): Promise<void> {
-    const client = await this.#pool.connect()
-    // The failing statement reports a broken connection too; unheard, the event would be thrown.
-    const ignore = () => {}
-    client.on('error', ignore)
-    try {
-      await migratePostgres((text, values) => client.query(text, values))
-      client.removeListener('error', ignore)
-      client.release()
-    } catch (err) {
-      client.removeListener('error', ignore)
-      // Releasing with the error closes the connection, which rolls the migration back.
-      client.release(err instanceof Error ? err : true)
-      throw err
-    }
+    return new PostgresBookStore(options)
   }
 
   async #query<R extends QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {

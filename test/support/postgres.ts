@@ -35,6 +35,14 @@ export async function adminQuery(text: string, values?: unknown[]): Promise<pg.Q
   return admin.query(text, values)
 }
 
+/** A session of its own as the test database's owner, for holding a transaction open. */
+export async function connectAdmin(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
+  client.on('error', () => {})
+  await client.connect()
+  return client
+}
+
 export interface TestSchema {
   name: string
   /** TEST_DATABASE_URL with this schema as the search path: what DB_URL is set to. */
