@@ -2,12 +2,13 @@ import pg from 'pg'
 import { StoreUnavailableError } from './store.ts'
 
 /**
- * SQLSTATEs that mean "not now": connection exceptions, insufficient resources (too many clients,
- * disk full), operator intervention (shutdown, cancelled by statement_timeout), I/O errors, and
- * conflicts that a retry resolves.
+ * SQLSTATEs that mean "not now": connection exceptions, refused logins and a missing database
+ * (the server cannot be used until an operator fixes it, as with SQLite's CANTOPEN), insufficient
+ * resources (too many clients, disk full), operator intervention (shutdown, cancelled by
+ * statement_timeout), I/O errors, and conflicts that a retry resolves.
  */
-const UNAVAILABLE_CLASSES = new Set(['08', '53', '57', '58'])
-const UNAVAILABLE_CODES = new Set(['40001', '40P01', '55P03'])
+const UNAVAILABLE_CLASSES = new Set(['08', '28', '53', '57', '58'])
+const UNAVAILABLE_CODES = new Set(['3D000', '40001', '40P01', '55P03'])
 
 function isUnavailable(err: unknown): boolean {
   if (err instanceof pg.DatabaseError) {

@@ -23,6 +23,8 @@ describe('PostgreSQL errors', () => {
     ['a connection that ended', new Error('Connection terminated unexpectedly')],
     ['a query that got no answer', new Error('Query read timeout')],
     ['too many clients', serverError('53300')],
+    ['a refused login', serverError('28P01')],
+    ['a database that does not exist', serverError('3D000')],
     ['an administrator shutdown', serverError('57P01')],
     ['the server starting up', serverError('57P03')],
     ['statement_timeout', serverError('57014')],

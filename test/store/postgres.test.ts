@@ -6,7 +6,7 @@ import { loadMigrations } from '../../src/store/migrations.ts'
 import { PostgresBookStore, type PostgresOptions } from '../../src/store/postgres.ts'
 import { StoreUnavailableError } from '../../src/store/store.ts'
 import { dune, storeEngines } from '../helpers.ts'
-import { adminQuery, createTestSchema, type TestSchema } from '../support/postgres.ts'
+import { adminQuery, createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
@@ -36,6 +36,12 @@ describe('postgres store', () => {
       schema = await createTestSchema()
     })
     after(() => schema?.drop())
+
+    it('fails to open with StoreUnavailableError when the database does not exist', async () => {
+      const url = new URL(TEST_DATABASE_URL)
+      url.pathname = '/book_catalogue_no_such_database'
+      await assert.rejects(PostgresBookStore.open(options(url.toString())), StoreUnavailableError)
+    })
 
     it('records its migrations once, however often it is opened', async () => {
       for (let i = 0; i < 2; i++) await (await PostgresBookStore.open(options(schema.url))).close()
