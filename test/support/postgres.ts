@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { PostgresBookStore } from '../../src/store/postgres.ts'
-import type { BookStore } from '../../src/store/store.ts'
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
 
@@ -61,30 +59,6 @@ export async function createTestSchema(): Promise<TestSchema> {
     url: url.toString(),
     drop: async () => {
       await adminQuery(`DROP SCHEMA IF EXISTS ${name} CASCADE`)
-    },
-  }
-}
-
-/** A store on a fresh schema that is dropped when the store is closed. */
-export async function openTestPostgresStore(): Promise<BookStore> {
-  const schema = await createTestSchema()
-  let store: PostgresBookStore
-  try {
-    store = await PostgresBookStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
-  } catch (err) {
-    await schema.drop()
-    throw err
-  }
-  return {
-    create: (book) => store.create(book),
-    get: (id) => store.get(id),
-    list: (after, limit) => store.list(after, limit),
-    update: (id, changes, expectedRevisions) => store.update(id, changes, expectedRevisions),
-    delete: (id) => store.delete(id),
-    ping: () => store.ping(),
-    close: async () => {
-      await store.close()
-      await schema.drop()
     },
   }
 }
