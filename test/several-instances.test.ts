@@ -34,8 +34,9 @@ describe('several instances on one PostgreSQL database', { skip: postgres.skip }
 
   before(async () => {
     schema = await createTestSchema()
-    // A gate: while this transaction holds the name schema_migrations, every instance that
-    // migrates stops at it. Opening it only once all of them wait there makes them race for real.
+    // A gate: while this transaction holds the name schema_migrations, an instance that creates
+    // it waits, and so does every instance behind it. Opening the gate only once all of them
+    // wait makes them race for real, however unevenly the processes started.
     const gate = await connectAdmin()
     await gate.query('BEGIN')
     await gate.query(`CREATE TABLE ${schema.name}.schema_migrations (version integer)`)
