@@ -19,7 +19,7 @@ export interface AppParts {
 
 /** The whole service for `config`, ready to `listen` or `inject`; closing it closes the store. */
 export async function buildApp(config: Config, parts: AppParts = {}): Promise<FastifyInstance> {
-  const store = parts.store ?? (await openStore(config.dbUrl))
+  const store = parts.store ?? (await openStore(config))
   const tokens = parts.tokens ?? createTokenService(config)
 
   const app = Fastify({

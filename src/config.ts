@@ -8,6 +8,12 @@ export interface Config {
   port: number
   host: string
   dbUrl: string
+  /** Most connections one instance holds to PostgreSQL. */
+  dbPoolSize: number
+  /** Longest wait to open one new PostgreSQL connection. */
+  dbConnectTimeoutMs: number
+  /** Longest a store operation may take, waiting for a connection included, before the request answers 503. */
+  dbQueryTimeoutMs: number
   secret: string
   previousSecret: string | undefined
   username: string
@@ -46,6 +52,16 @@ function parsePort(raw: string | undefined): number {
   if (raw === undefined) return 8080
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
     throw new ConfigError(`PORT must be a number from 0 to 65535, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+/** A whole number from `min` to `max`, or `fallback` when unset. */
+function parseBoundedInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = value(env, name)
+  if (raw === undefined) return fallback
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`)
   }
   return Number(raw)
 }
@@ -101,6 +117,10 @@ export function loadConfig(env: Env): Config {
     port: parsePort(value(env, 'PORT')),
     host: value(env, 'HOST') ?? '0.0.0.0',
     dbUrl,
+    dbPoolSize: parseBoundedInt(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    dbConnectTimeoutMs: parseBoundedInt(env, 'DB_CONNECT_TIMEOUT_MS', 2000, 1, 600_000),
+    // Requests that need an unreachable or stalled store must end within 5 s, so the default stays below.
+    dbQueryTimeoutMs: parseBoundedInt(env, 'DB_QUERY_TIMEOUT_MS', 4000, 1, 600_000),
     secret,
     previousSecret,
     username,

@@ -1,5 +1,6 @@
 import { buildApp } from './app.ts'
 import { ConfigError, loadConfig, readEnv, type Config } from './config.ts'
+import { StoreUnavailableError } from './store/store.ts'
 
 let config: Config
 try {
@@ -10,7 +11,14 @@ try {
   process.exit(1)
 }
 
-const app = await buildApp(config)
+let app: Awaited<ReturnType<typeof buildApp>>
+try {
+  app = await buildApp(config)
+} catch (err) {
+  if (!(err instanceof StoreUnavailableError)) throw err
+  console.error(`Store unavailable at start-up: ${(err.cause as Error).message}`)
+  process.exit(1)
+}
 for (const notice of config.notices) app.log.warn(notice)
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
