@@ -1,29 +1,44 @@
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import { createCredentialCheck } from './auth/credentials.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
 import { parseEveryBodyAsJson } from './http/body-parser.ts'
 import { answerErrorsWithEnvelope, clientErrorHandler, frameworkErrors, methodNotAllowed } from './http/error-handling.ts'
+import { requestIdFor } from './http/request-id.ts'
+import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
+import { createMetrics, type Metrics } from './observability/metrics.ts'
+import { traceRequests } from './observability/request-tracing.ts'
 import { bookRoutes } from './routes/books.ts'
+import { operationRoutes } from './routes/operations.ts'
 import { tokenRoutes } from './routes/token.ts'
+import { instrumentStore } from './store/instrumented.ts'
 import { openStore } from './store/open.ts'
 import type { BookStore } from './store/store.ts'
 
 export const BODY_LIMIT_BYTES = 64 * 1024
 
-/** What a test may supply instead of what the configuration would build. */
+/** What a caller may supply instead of what the configuration would build. */
 export interface AppParts {
   store?: BookStore
   tokens?: TokenService
+  /** A cluster worker's metrics answer for every worker; tests keep process metrics out. */
+  metrics?: Metrics
+  /** Where log lines go instead of stdout. */
+  logStream?: LoggerSettings['stream']
 }
 
 /** The whole service for `config`, ready to `listen` or `inject`; closing it closes the store. */
 export async function buildApp(config: Config, parts: AppParts = {}): Promise<FastifyInstance> {
-  const store = parts.store ?? (await openStore(config.dbUrl))
+  const metrics = parts.metrics ?? createMetrics()
+  const store = instrumentStore(parts.store ?? (await openStore(config.dbUrl)), metrics)
   const tokens = parts.tokens ?? createTokenService(config)
 
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: loggerOptions({ level: config.logLevel, production: config.production, stream: parts.logStream }),
+    // One line per request, written by traceRequests, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    requestIdHeader: false,
+    genReqId: requestIdFor,
     bodyLimit: BODY_LIMIT_BYTES,
     // Long path segments still reach the route, so any `{id}` that is not an id gets "Book not found".
     routerOptions: { maxParamLength: 16 * 1024 },
@@ -34,10 +49,12 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   })
   app.addHook('onClose', () => store.close())
 
+  traceRequests(app, metrics)
   answerErrorsWithEnvelope(app)
   parseEveryBodyAsJson(app)
   const answerMissingMethods = methodNotAllowed(app)
 
+  await app.register(operationRoutes, { store, metrics })
   await app.register(tokenRoutes, { tokens, checkCredentials: createCredentialCheck(config.username, config.password) })
   await app.register(bookRoutes, { store, tokens })
   await app.register(answerMissingMethods)

@@ -11,19 +11,33 @@ const Year = Type.Integer({ minimum: -9999, maximum: 9999 })
 /** Decimal digits, no sign, no leading zero; the handler also bounds it to 2^53 - 1. */
 export const ID_PATTERN = '^[1-9][0-9]{0,15}$'
 
-export const Book = Type.Object({
-  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-  title: Type.String(),
-  author: Type.String(),
-  year: Type.Integer(),
-})
+/** The book the examples of the API reference show. */
+export const EXAMPLE_BOOK = { id: 1, title: 'Dune', author: 'Frank Herbert', year: 1965 }
 
-export const NewBook = Type.Object({ title: Text, author: Text, year: Year })
-export const BookChanges = Type.Partial(NewBook)
+export const Book = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Assigned by the server, ascending, never reused' }),
+    title: Type.String(),
+    author: Type.String(),
+    year: Type.Integer(),
+  },
+  { examples: [EXAMPLE_BOOK] },
+)
+
+export const NewBook = Type.Object(
+  { title: Text, author: Text, year: Year },
+  { description: 'Members other than these are ignored; `id` is assigned by the server', examples: [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }] },
+)
+export const BookChanges = Type.Partial(NewBook, {
+  description: 'Members present replace the stored values; `{}` changes nothing',
+  examples: [{ year: 1966 }],
+})
 export type NewBook = Static<typeof NewBook>
 export type BookChanges = Static<typeof BookChanges>
 
-export const BookIdParams = Type.Object({ id: Type.String({ pattern: ID_PATTERN }) })
+export const BookIdParams = Type.Object({
+  id: Type.String({ pattern: ID_PATTERN, description: 'A book id: decimal digits, no sign, no leading zero', examples: ['1'] }),
+})
 
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.String({ pattern: '^(?:[1-9][0-9]{0,2}|1000)$', description: '1 to 1000' })),
@@ -31,11 +45,55 @@ export const ListQuery = Type.Object({
 })
 export type ListQuery = Static<typeof ListQuery>
 
-export const LoginRequest = Type.Object({ username: Type.String(), password: Type.String() })
+export const LoginRequest = Type.Object(
+  { username: Type.String(), password: Type.String() },
+  { examples: [{ username: 'admin', password: 'the configured password' }] },
+)
 export type LoginRequest = Static<typeof LoginRequest>
-export const TokenPayload = Type.Object({ token: Type.String() })
+export const TokenPayload = Type.Object({
+  token: Type.String({ description: 'A JWT (HS256) that expires 15 minutes after it was issued; send it as the Authorization header' }),
+})
 
 export function Envelope<T extends TSchema>(data: T) {
   return Type.Object({ status: Type.Integer(), message: Type.String(), data })
 }
 export const ErrorEnvelope = Envelope(Type.Null())
+
+/** One named example per message the answer can carry, shown in the API reference. */
+function examples(status: number, messages: string[], data: unknown = null) {
+  return Object.fromEntries(messages.map((message) => [message, { value: { status, message, data } }]))
+}
+
+/** The envelope of a success, documented with its one fixed message. */
+export function Success<T extends TSchema>(status: number, message: string, data: T, example: unknown, description: string) {
+  return Type.Object(
+    { status: Type.Integer(), message: Type.String(), data },
+    { description, 'x-examples': examples(status, [message], example) },
+  )
+}
+
+/** The envelope of a failure, documented with every message it can carry. */
+export function Failure(status: number, description: string, ...messages: string[]) {
+  return Type.Object(
+    { status: Type.Integer(), message: Type.String(), data: Type.Null() },
+    { description, 'x-examples': examples(status, messages) },
+  )
+}
+
+export const failures = {
+  invalidInput: Failure(400, 'The body or a query parameter breaks the rules of a book or of the list', 'Invalid input'),
+  tokenRefused: Failure(
+    401,
+    'The Authorization header is missing, or its token is malformed, expired or wrongly signed',
+    'Authorization token required',
+    'Invalid token',
+  ),
+  bookNotFound: Failure(404, 'No book has that id (also when the id is not a valid id)', 'Book not found'),
+  tooLarge: Failure(413, 'The body is over 64 KiB', 'Payload too large'),
+  internal: Failure(500, 'An unexpected failure; the log has the details under the request id', 'Internal server error'),
+  storeUnavailable: Failure(
+    503,
+    'The store cannot be reached or did not answer in time; `Retry-After` says when to try again',
+    'Service unavailable',
+  ),
+}
