@@ -2,8 +2,10 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import { createCredentialCheck } from './auth/credentials.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
+import { serveApiReference } from './http/api-reference.ts'
 import { parseEveryBodyAsJson } from './http/body-parser.ts'
 import { answerErrorsWithEnvelope, clientErrorHandler, frameworkErrors, methodNotAllowed } from './http/error-handling.ts'
+import { serveOpenApi } from './http/openapi.ts'
 import { requestIdFor } from './http/request-id.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
@@ -53,10 +55,12 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   answerErrorsWithEnvelope(app)
   parseEveryBodyAsJson(app)
   const answerMissingMethods = methodNotAllowed(app)
+  await serveOpenApi(app)
 
   await app.register(operationRoutes, { store, metrics })
   await app.register(tokenRoutes, { tokens, checkCredentials: createCredentialCheck(config.username, config.password) })
   await app.register(bookRoutes, { store, tokens })
+  await serveApiReference(app)
   await app.register(answerMissingMethods)
   return app
 }

@@ -1,4 +1,4 @@
-import Type, { type Static, type TSchema } from 'typebox'
+import Type, { type Static, type TSchema, type TSchemaOptions } from 'typebox'
 
 /** Not blank after trimming; no NUL; no lone surrogate (the pattern is compiled in Unicode mode). */
 const Text = Type.String({
@@ -54,10 +54,10 @@ export const TokenPayload = Type.Object({
   token: Type.String({ description: 'A JWT (HS256) that expires 15 minutes after it was issued; send it as the Authorization header' }),
 })
 
-export function Envelope<T extends TSchema>(data: T) {
-  return Type.Object({ status: Type.Integer(), message: Type.String(), data })
+/** `{status, message, data}`: every answer of the book interface has this shape. */
+export function Envelope<T extends TSchema>(data: T, options: TSchemaOptions = {}) {
+  return Type.Object({ status: Type.Integer(), message: Type.String(), data }, options)
 }
-export const ErrorEnvelope = Envelope(Type.Null())
 
 /** One named example per message the answer can carry, shown in the API reference. */
 function examples(status: number, messages: string[], data: unknown = null) {
@@ -66,18 +66,12 @@ function examples(status: number, messages: string[], data: unknown = null) {
 
 /** The envelope of a success, documented with its one fixed message. */
 export function Success<T extends TSchema>(status: number, message: string, data: T, example: unknown, description: string) {
-  return Type.Object(
-    { status: Type.Integer(), message: Type.String(), data },
-    { description, 'x-examples': examples(status, [message], example) },
-  )
+  return Envelope(data, { description, 'x-examples': examples(status, [message], example) })
 }
 
 /** The envelope of a failure, documented with every message it can carry. */
 export function Failure(status: number, description: string, ...messages: string[]) {
-  return Type.Object(
-    { status: Type.Integer(), message: Type.String(), data: Type.Null() },
-    { description, 'x-examples': examples(status, messages) },
-  )
+  return Envelope(Type.Null(), { description, 'x-examples': examples(status, messages) })
 }
 
 export const failures = {
