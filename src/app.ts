@@ -48,6 +48,9 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     ajv: { customOptions: { coerceTypes: false } },
     frameworkErrors,
     clientErrorHandler,
+    // While draining for shutdown, requests already on open connections are served, not refused
+    // with Fastify's own 503 body, which is not the envelope.
+    return503OnClosing: false,
   })
   app.addHook('onClose', () => store.close())
 

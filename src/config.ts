@@ -14,6 +14,8 @@ export interface Config {
   password: string
   logLevel: string
   production: boolean
+  /** How long requests in flight may take to finish once a shutdown signal arrives. */
+  shutdownGraceMs: number
   /** Said once at start-up: what was generated because it was not configured. */
   notices: string[]
 }
@@ -46,6 +48,16 @@ function parsePort(raw: string | undefined): number {
   if (raw === undefined) return 8080
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
     throw new ConfigError(`PORT must be a number from 0 to 65535, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+const MAX_GRACE_MS = 10 * 60 * 1000
+
+function parseGraceMs(raw: string | undefined): number {
+  if (raw === undefined) return 10_000
+  if (!/^\d{1,6}$/.test(raw) || Number(raw) > MAX_GRACE_MS) {
+    throw new ConfigError(`SHUTDOWN_GRACE_MS must be a number of milliseconds from 0 to ${MAX_GRACE_MS}, got "${raw}"`)
   }
   return Number(raw)
 }
@@ -107,6 +119,7 @@ export function loadConfig(env: Env): Config {
     password,
     logLevel,
     production,
+    shutdownGraceMs: parseGraceMs(value(env, 'SHUTDOWN_GRACE_MS')),
     notices,
   }
 }

@@ -1,5 +1,5 @@
-import { buildApp } from './app.ts'
 import { ConfigError, loadConfig, readEnv, type Config } from './config.ts'
+import { serve } from './server.ts'
 
 let config: Config
 try {
@@ -10,20 +10,4 @@ try {
   process.exit(1)
 }
 
-const app = await buildApp(config)
-for (const notice of config.notices) app.log.warn(notice)
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    app.log.info({ signal }, 'shutting down')
-    app.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        app.log.error({ err }, 'shutdown failed')
-        process.exit(1)
-      },
-    )
-  })
-}
-
-await app.listen({ port: config.port, host: config.host })
+await serve(config)
