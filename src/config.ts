@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { parseEnv } from 'node:util'
 
 export type Env = Record<string, string | undefined>
@@ -14,6 +15,8 @@ export interface Config {
   password: string
   logLevel: string
   production: boolean
+  /** Worker processes sharing the port; 1 runs the service in this process. */
+  workers: number
   /** How long requests in flight may take to finish once a shutdown signal arrives. */
   shutdownGraceMs: number
   /** Said once at start-up: what was generated because it was not configured. */
@@ -52,7 +55,17 @@ function parsePort(raw: string | undefined): number {
   return Number(raw)
 }
 
+const MAX_WORKERS = 256
 const MAX_GRACE_MS = 10 * 60 * 1000
+
+function parseWorkers(raw: string | undefined): number {
+  if (raw === undefined) return 1
+  if (raw === 'auto') return availableParallelism()
+  if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_WORKERS) {
+    throw new ConfigError(`WORKERS must be "auto" or a number from 1 to ${MAX_WORKERS}, got "${raw}"`)
+  }
+  return Number(raw)
+}
 
 function parseGraceMs(raw: string | undefined): number {
   if (raw === undefined) return 10_000
@@ -109,6 +122,11 @@ export function loadConfig(env: Env): Config {
     notices.push(`AUTH_PASSWORD is not set: log in as "${username}" with the generated password "${password}"`)
   }
 
+  const workers = parseWorkers(value(env, 'WORKERS'))
+  if (workers > 1 && dbUrl === 'sqlite::memory:') {
+    throw new ConfigError('WORKERS above 1 needs a shared store: sqlite::memory: would give each worker its own')
+  }
+
   return {
     port: parsePort(value(env, 'PORT')),
     host: value(env, 'HOST') ?? '0.0.0.0',
@@ -119,6 +137,7 @@ export function loadConfig(env: Env): Config {
     password,
     logLevel,
     production,
+    workers,
     shutdownGraceMs: parseGraceMs(value(env, 'SHUTDOWN_GRACE_MS')),
     notices,
   }

@@ -1,3 +1,5 @@
+import cluster from 'node:cluster'
+import { runPrimary, workerMetrics } from './cluster.ts'
 import { ConfigError, loadConfig, readEnv, type Config } from './config.ts'
 import { serve } from './server.ts'
 
@@ -10,4 +12,5 @@ try {
   process.exit(1)
 }
 
-await serve(config)
+if (config.workers > 1 && cluster.isPrimary) await runPrimary(config)
+else await serve(config, cluster.isWorker ? { metrics: workerMetrics() } : {})

@@ -19,6 +19,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     password: TEST_PASSWORD,
     logLevel: 'silent',
     production: false,
+    workers: 1,
     shutdownGraceMs: 10_000,
     notices: [],
     ...overrides,
