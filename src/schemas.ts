@@ -39,6 +39,12 @@ export const BookIdParams = Type.Object({
   id: Type.String({ pattern: ID_PATTERN, description: 'A book id: decimal digits, no sign, no leading zero', examples: ['1'] }),
 })
 
+export const IfMatchHeader = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({ description: 'ETags (or `*`): update only while the book still has one of them, else 412', examples: ['"1"'] }),
+  ),
+})
+
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.String({ pattern: '^(?:[1-9][0-9]{0,2}|1000)$', description: '1 to 1000' })),
   after: Type.Optional(Type.String({ pattern: '^(?:0|[1-9][0-9]{0,15})$', description: 'A book id' })),
@@ -74,6 +80,14 @@ export function Failure(status: number, description: string, ...messages: string
   return Envelope(Type.Null(), { description, 'x-examples': examples(status, messages) })
 }
 
+/** Documents the headers an answer carries; serialisation ignores them. */
+export function withHeaders<T extends TSchema>(schema: T, headers: Record<string, string>): T {
+  return { ...schema, headers: Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, Type.String({ description })])) }
+}
+
+export const RETRY_AFTER = { 'Retry-After': 'Seconds to wait before trying again' }
+export const ETAG = { ETag: "The book's current state: send it in `If-Match` to update only that state" }
+
 export const failures = {
   invalidInput: Failure(400, 'The body or a query parameter breaks the rules of a book or of the list', 'Invalid input'),
   tokenRefused: Failure(
@@ -85,9 +99,8 @@ export const failures = {
   bookNotFound: Failure(404, 'No book has that id (also when the id is not a valid id)', 'Book not found'),
   tooLarge: Failure(413, 'The body is over 64 KiB', 'Payload too large'),
   internal: Failure(500, 'An unexpected failure; the log has the details under the request id', 'Internal server error'),
-  storeUnavailable: Failure(
-    503,
-    'The store cannot be reached or did not answer in time; `Retry-After` says when to try again',
-    'Service unavailable',
+  storeUnavailable: withHeaders(
+    Failure(503, 'The store cannot be reached or did not answer in time; `Retry-After` says when to try again', 'Service unavailable'),
+    RETRY_AFTER,
   ),
 }

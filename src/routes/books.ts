@@ -6,7 +6,21 @@ import { requireToken } from '../auth/require-token.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
-import { Book, BookChanges, BookIdParams, EXAMPLE_BOOK, Failure, failures, ID_PATTERN, ListQuery, NewBook, Success } from '../schemas.ts'
+import {
+  Book,
+  BookChanges,
+  BookIdParams,
+  ETAG,
+  EXAMPLE_BOOK,
+  Failure,
+  failures,
+  ID_PATTERN,
+  IfMatchHeader,
+  ListQuery,
+  NewBook,
+  Success,
+  withHeaders,
+} from '../schemas.ts'
 import type { Book as BookRecord, BookStore, StoredBook } from '../store/store.ts'
 
 declare module 'fastify' {
@@ -91,7 +105,10 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
         security,
         body: NewBook,
         response: {
-          201: Success(201, 'Book created successfully', Book, EXAMPLE_BOOK, 'The stored book with its new id; `Location` and `ETag` name it'),
+          201: withHeaders(
+            Success(201, 'Book created successfully', Book, EXAMPLE_BOOK, 'The stored book with its new id'),
+            { Location: 'The path of the new book', ...ETAG },
+          ),
           400: invalidInput,
           413: tooLarge,
           ...errors,
@@ -118,7 +135,10 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
         security,
         querystring: ListQuery,
         response: {
-          200: Success(200, 'Books retrieved successfully', Type.Array(Book), [EXAMPLE_BOOK], 'The books, ascending by id (`[]` when there are none)'),
+          200: withHeaders(
+            Success(200, 'Books retrieved successfully', Type.Array(Book), [EXAMPLE_BOOK], 'The books, ascending by id (`[]` when there are none)'),
+            { Link: 'With `limit`, while more books remain: `</books?limit=N&after=ID>; rel="next"`' },
+          ),
           400: invalidInput,
           ...errors,
         },
@@ -154,7 +174,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
         security,
         params: BookIdParams,
         response: {
-          200: Success(200, 'Book retrieved successfully', Book, EXAMPLE_BOOK, 'The book; `ETag` names its current state'),
+          200: withHeaders(Success(200, 'Book retrieved successfully', Book, EXAMPLE_BOOK, 'The book'), ETAG),
           404: noSuchBook,
           ...errors,
         },
@@ -179,9 +199,10 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
         tags: ['Books'],
         security,
         params: BookIdParams,
+        headers: IfMatchHeader,
         body: BookChanges,
         response: {
-          200: Success(200, 'Book updated successfully', Book, { ...EXAMPLE_BOOK, year: 1966 }, 'The updated book; `ETag` names its new state'),
+          200: withHeaders(Success(200, 'Book updated successfully', Book, { ...EXAMPLE_BOOK, year: 1966 }, 'The updated book'), ETAG),
           400: invalidInput,
           404: noSuchBook,
           412: Failure(412, '`If-Match` names none of the current ETags: nothing was changed', 'Precondition failed'),

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import Type from 'typebox'
 import { envelope } from '../http/envelope.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import { Failure, Success } from '../schemas.ts'
+import { Failure, RETRY_AFTER, Success, withHeaders } from '../schemas.ts'
 import { StoreUnavailableError, type BookStore } from '../store/store.ts'
 
 export interface OperationRouteOptions {
@@ -50,7 +50,10 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
         security,
         response: {
           200: Success(200, 'OK', Type.Null(), null, 'The store answered: requests can be served'),
-          503: Failure(503, 'The store did not answer within 5 s or failed; `Retry-After` says when to ask again', 'Service unavailable'),
+          503: withHeaders(
+            Failure(503, 'The store did not answer within 5 s or failed; `Retry-After` says when to ask again', 'Service unavailable'),
+            RETRY_AFTER,
+          ),
         },
       },
     },

@@ -83,6 +83,19 @@ describe('GET /openapi.json', () => {
     for (const id of ['issueToken', 'health', 'readiness', 'metrics']) assert.deepEqual(operations.get(id)?.security, [], id)
   })
 
+  it('documents the headers that matter to clients', () => {
+    const headersOf = (id: string, status: string) =>
+      Object.keys((operations.get(id)!.responses[status] as { headers?: object }).headers ?? {})
+    assert.deepEqual(headersOf('createBook', '201'), ['Location', 'ETag'])
+    assert.deepEqual(headersOf('getBook', '200'), ['ETag'])
+    assert.deepEqual(headersOf('updateBook', '200'), ['ETag'])
+    assert.deepEqual(headersOf('listBooks', '200'), ['Link'])
+    assert.deepEqual(headersOf('readiness', '503'), ['Retry-After'])
+    assert.deepEqual(headersOf('deleteBook', '503'), ['Retry-After'])
+    const parameters = (operations.get('updateBook') as unknown as { parameters: { in: string; name: string }[] }).parameters
+    assert.ok(parameters.some((parameter) => parameter.in === 'header' && parameter.name === 'if-match'))
+  })
+
   it('documents the request bodies with the schemas that validate them', () => {
     const media = operations.get('createBook')?.requestBody?.content['application/json'] as { schema: unknown; example: unknown }
     // The examples of a schema become the examples of its media type.
