@@ -11,7 +11,7 @@ export interface LoggerSettings {
 }
 
 /** Anything under these paths is replaced before a line is written, whoever logs it. */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'req.headers.authorization',
   'headers.authorization',
   'authorization',

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { chromium } from 'playwright-core'
-import { createMetrics } from '../../src/observability/metrics.ts'
 import { buildTestApp } from '../helpers.ts'
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -22,7 +21,7 @@ const OPERATIONS = [
 
 describe('GET /docs', () => {
   it('answers an HTML page that loads its script from this service', async () => {
-    const app = await buildTestApp({}, { metrics: createMetrics({ processMetrics: false }) })
+    const app = await buildTestApp()
     const page = await app.inject({ method: 'GET', url: '/docs/' })
     const script = await app.inject({ method: 'GET', url: '/docs/js/scalar.js' })
     await app.close()
@@ -34,7 +33,7 @@ describe('GET /docs', () => {
   })
 
   it('lists the six operations in a real browser without asking any other host', { skip, timeout: 90_000 }, async () => {
-    const app = await buildTestApp({}, { metrics: createMetrics({ processMetrics: false }) })
+    const app = await buildTestApp()
     await app.listen({ host: '127.0.0.1', port: 0 })
     const { port } = app.server.address() as { port: number }
     const origin = `http://127.0.0.1:${port}`

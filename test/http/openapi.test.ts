@@ -6,7 +6,6 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import { createMetrics } from '../../src/observability/metrics.ts'
 import { NewBook } from '../../src/schemas.ts'
 import { buildTestApp, dune, issueToken, withToken } from '../helpers.ts'
 
@@ -44,7 +43,7 @@ describe('GET /openapi.json', () => {
   const operations = new Map<string, Operation>()
 
   before(async () => {
-    app = await buildTestApp({}, { metrics: createMetrics({ processMetrics: false }) })
+    app = await buildTestApp()
     const res = await app.inject({ method: 'GET', url: '/openapi.json' })
     assert.equal(res.statusCode, 200)
     assert.match(String(res.headers['content-type']), /^application\/json/)

@@ -10,11 +10,9 @@ function storeWithPing(ping: () => Promise<void>): BookStore {
   return Object.assign(Object.create(store) as BookStore, { ping, close: () => store.close() })
 }
 
-const parts = () => ({ metrics: createMetrics({ processMetrics: false }) })
-
 describe('operational endpoints', () => {
   it('GET /healthz answers 200 OK in the envelope without a token', async () => {
-    const app = await buildTestApp({}, parts())
+    const app = await buildTestApp()
     const res = await app.inject({ method: 'GET', url: '/healthz' })
     await app.close()
     assert.equal(res.statusCode, 200)
@@ -23,7 +21,7 @@ describe('operational endpoints', () => {
   })
 
   it('GET /readyz answers 200 while the store answers', async () => {
-    const app = await buildTestApp({}, parts())
+    const app = await buildTestApp()
     const res = await app.inject({ method: 'GET', url: '/readyz' })
     await app.close()
     assert.deepEqual(res.json(), { status: 200, message: 'OK', data: null })
@@ -31,7 +29,7 @@ describe('operational endpoints', () => {
 
   it('GET /readyz answers 503 when the store fails, whatever the failure', async () => {
     for (const failure of [new StoreUnavailableError(new Error('down')), new Error('unexpected')]) {
-      const app = await buildTestApp({}, { ...parts(), store: storeWithPing(() => Promise.reject(failure)) })
+      const app = await buildTestApp({}, { store: storeWithPing(() => Promise.reject(failure)) })
       const res = await app.inject({ method: 'GET', url: '/readyz' })
       await app.close()
       assert.equal(res.statusCode, 503)
@@ -42,7 +40,7 @@ describe('operational endpoints', () => {
 
   it('GET /readyz answers 503 within the timeout when the store does not answer', { timeout: 15_000 }, async (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] })
-    const app = await buildTestApp({}, { ...parts(), store: storeWithPing(() => new Promise(() => {})) })
+    const app = await buildTestApp({}, { store: storeWithPing(() => new Promise(() => {})) })
     const answer = app.inject({ method: 'GET', url: '/readyz' })
     await new Promise((resolve) => setImmediate(resolve))
     t.mock.timers.tick(5000)
