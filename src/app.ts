@@ -9,7 +9,7 @@ import { serveOpenApi } from './http/openapi.ts'
 import { requestIdFor } from './http/request-id.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
-import { traceRequests } from './observability/request-tracing.ts'
+import { createRequestTracing } from './observability/request-tracing.ts'
 import { bookRoutes } from './routes/books.ts'
 import { operationRoutes } from './routes/operations.ts'
 import { tokenRoutes } from './routes/token.ts'
@@ -34,10 +34,11 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   const metrics = parts.metrics ?? createMetrics()
   const store = instrumentStore(parts.store ?? (await openStore(config.dbUrl)), metrics)
   const tokens = parts.tokens ?? createTokenService(config)
+  const tracing = createRequestTracing(metrics)
 
   const app = Fastify({
     logger: loggerOptions({ level: config.logLevel, production: config.production, stream: parts.logStream }),
-    // One line per request, written by traceRequests, instead of Fastify's two.
+    // One line per request, written by the request tracing, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     requestIdHeader: false,
     genReqId: requestIdFor,
@@ -46,7 +47,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     routerOptions: { maxParamLength: 16 * 1024 },
     // Bodies are checked as sent: "2020" is not a year.
     ajv: { customOptions: { coerceTypes: false } },
-    frameworkErrors,
+    frameworkErrors: tracing.frameworkErrors(frameworkErrors),
     clientErrorHandler,
     // While draining for shutdown, requests already on open connections are served, not refused
     // with Fastify's own 503 body, which is not the envelope.
@@ -54,7 +55,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   })
   app.addHook('onClose', () => store.close())
 
-  traceRequests(app, metrics)
+  tracing.register(app)
   answerErrorsWithEnvelope(app)
   parseEveryBodyAsJson(app)
   const answerMissingMethods = methodNotAllowed(app)

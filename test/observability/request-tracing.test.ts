@@ -44,6 +44,21 @@ describe('request tracing', () => {
     assert.doesNotMatch(log.text(), /no\/such\/path/)
   })
 
+  it('traces requests the router refuses before any route, too', async () => {
+    const log = logCollector()
+    const app = await buildTestApp({ logLevel: 'info' }, { logStream: log.stream })
+    const res = await app.inject({ method: 'GET', url: '/book/%E0%A4%A', headers: { 'x-request-id': 'bad-url-1' } })
+    const metrics = await app.inject({ method: 'GET', url: '/metrics' })
+    await app.close()
+    assert.equal(res.statusCode, 400)
+    assert.equal(res.headers['x-request-id'], 'bad-url-1')
+    const lines = log.lines.filter((line) => line.requestId === 'bad-url-1')
+    assert.equal(lines.length, 1)
+    assert.equal(lines[0]!.status, 400)
+    assert.equal(lines[0]!.route, 'unmatched')
+    assert.match(metrics.body, /^http_requests_total\{method="GET",route="unmatched",status="400"\} 1$/m)
+  })
+
   it('returns a plain client request id, and generates one for a missing or unsafe id', async () => {
     const app = await buildTestApp()
     const given = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-42.a:b_c' } })
