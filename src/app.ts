@@ -32,7 +32,9 @@ export interface AppParts {
 /** The whole service for `config`, ready to `listen` or `inject`; closing it closes the store. */
 export async function buildApp(config: Config, parts: AppParts = {}): Promise<FastifyInstance> {
   const metrics = parts.metrics ?? createMetrics()
-  const store = instrumentStore(parts.store ?? (await openStore(config.dbUrl)), metrics)
+  const engine = parts.store ?? (await openStore(config.dbUrl))
+  if (engine.connections) metrics.watchConnections(engine.connections.bind(engine))
+  const store = instrumentStore(engine, metrics)
   const tokens = parts.tokens ?? createTokenService(config)
   const tracing = createRequestTracing(metrics)
 

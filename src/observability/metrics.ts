@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { ConnectionStats } from '../store/store.ts'
 
 /** Label of requests that matched no route, so unknown URLs cannot grow the label set. */
 export const UNMATCHED_ROUTE = 'unmatched'
@@ -11,6 +12,8 @@ export interface Metrics {
   render(): Promise<string>
   observeRequest(method: string, route: string, status: number, seconds: number): void
   observeStore(operation: string, outcome: StoreOutcome, seconds: number): void
+  /** Reports the store's connection pool, read at every scrape. */
+  watchConnections(read: () => ConnectionStats): void
 }
 
 export interface MetricsOptions {
@@ -56,6 +59,20 @@ export function createMetrics({ processMetrics = true, render }: MetricsOptions 
     },
     observeStore(operation, outcome, seconds) {
       storeDuration.observe({ operation, outcome }, seconds)
+    },
+    watchConnections(read) {
+      new Gauge({
+        name: 'book_store_connections',
+        help: "The store's connection pool: open connections (total), idle ones, and queries waiting for one",
+        labelNames: ['state'] as const,
+        registers: [registry],
+        collect() {
+          const { total, idle, waiting } = read()
+          this.set({ state: 'total' }, total)
+          this.set({ state: 'idle' }, idle)
+          this.set({ state: 'waiting' }, waiting)
+        },
+      })
     },
   }
 }

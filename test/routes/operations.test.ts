@@ -72,4 +72,23 @@ describe('operational endpoints', () => {
     assert.match(text, /^process_cpu_user_seconds_total /m)
     assert.doesNotMatch(text, /424242|nowhere/)
   })
+
+  it('GET /metrics reports the connection pool of a store that has one', async () => {
+    const store = Object.assign(new SqliteBookStore({ path: ':memory:' }), {
+      connections: () => ({ total: 4, idle: 3, waiting: 0 }),
+    })
+    const app = await buildTestApp({}, { store })
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    await app.close()
+    assert.match(text, /^book_store_connections\{state="total"\} 4$/m)
+    assert.match(text, /^book_store_connections\{state="idle"\} 3$/m)
+    assert.match(text, /^book_store_connections\{state="waiting"\} 0$/m)
+  })
+
+  it('GET /metrics has no pool gauge for a store without a pool', async () => {
+    const app = await buildTestApp()
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    await app.close()
+    assert.doesNotMatch(text, /book_store_connections/)
+  })
 })
