@@ -11,7 +11,7 @@ export interface OperationRouteOptions {
 }
 
 /** A store that has not answered by then counts as down (CONTRACT: 503 within 5 s). */
-export const READINESS_TIMEOUT_MS = 5000
+const READINESS_TIMEOUT_MS = 5000
 
 function pingWithin(store: BookStore, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
