@@ -1,6 +1,7 @@
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { buildApp, type AppParts } from '../src/app.ts'
 import type { Config } from '../src/config.ts'
+import { createMetrics } from '../src/observability/metrics.ts'
 import { SqliteBookStore } from '../src/store/sqlite.ts'
 import type { BookStore } from '../src/store/store.ts'
 import { openTestPostgresStore } from './support/postgres-store.ts'
@@ -24,6 +25,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     password: TEST_PASSWORD,
     logLevel: 'silent',
     production: false,
+    workers: 1,
+    shutdownGraceMs: 10_000,
     notices: [],
     ...overrides,
   }
@@ -46,7 +49,8 @@ export const storeEngines: StoreEngine[] = [
 ]
 
 export async function buildTestApp(overrides: Partial<Config> = {}, parts: AppParts = {}): Promise<FastifyInstance> {
-  const app = await buildApp(testConfig(overrides), parts)
+  // Process metrics watch the event loop and GC of the whole process: one set per app would pile up.
+  const app = await buildApp(testConfig(overrides), { metrics: createMetrics({ processMetrics: false }), ...parts })
   await app.ready()
   return app
 }
