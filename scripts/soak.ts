@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { login, startService, type ServiceProcess } from '../test/service-process.ts'
+import { login, startService, type ServiceProcess } from './service-process.ts'
 
 const { values } = parseArgs({
   options: { minutes: { type: 'string' }, clients: { type: 'string' } },

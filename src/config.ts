@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
+import { availableParallelism } from 'node:os'
 import { parseEnv } from 'node:util'
 
 export type Env = Record<string, string | undefined>
@@ -9,6 +10,12 @@ export interface Config {
   port: number
   host: string
   dbUrl: string
+  /** Most connections one instance holds to PostgreSQL. */
+  dbPoolSize: number
+  /** Longest wait to open one new PostgreSQL connection. */
+  dbConnectTimeoutMs: number
+  /** Longest a store operation may take, waiting for a connection included, before the request answers 503. */
+  dbQueryTimeoutMs: number
   secret: string
   previousSecret: string | undefined
   username: string
@@ -22,6 +29,10 @@ export interface Config {
   /** `normal` survives a crash of the process; `full` also survives a power loss. */
   sqliteSynchronous: 'normal' | 'full'
   limits: ConnectionLimits
+  /** Worker processes sharing the port; 1 runs the service in this process. */
+  workers: number
+  /** How long requests in flight may take to finish once a shutdown signal arrives. */
+  shutdownGraceMs: number
   /** Said once at start-up: what was generated because it was not configured. */
   notices: string[]
 }
@@ -77,10 +88,23 @@ function parsePort(raw: string | undefined): number {
   return Number(raw)
 }
 
-function parseCount(env: Env, name: string, fallback: number, min: number, max: number): number {
+const MAX_WORKERS = 256
+const MAX_GRACE_MS = 10 * 60 * 1000
+
+function parseWorkers(raw: string | undefined): number {
+  if (raw === undefined) return 1
+  if (raw === 'auto') return availableParallelism()
+  if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_WORKERS) {
+    throw new ConfigError(`WORKERS must be "auto" or a number from 1 to ${MAX_WORKERS}, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+/** A whole number from `min` to `max`, or `fallback` when unset. */
+function parseBoundedInt(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = value(env, name)
   if (raw === undefined) return fallback
-  if (!/^\d{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`)
   }
   return Number(raw)
@@ -89,10 +113,10 @@ function parseCount(env: Env, name: string, fallback: number, min: number, max: 
 function parseLimits(env: Env): ConnectionLimits {
   const hour = 3_600_000
   const limits = {
-    requestTimeoutMs: parseCount(env, 'REQUEST_TIMEOUT_MS', DEFAULT_LIMITS.requestTimeoutMs, 100, hour),
-    headersTimeoutMs: parseCount(env, 'HEADERS_TIMEOUT_MS', DEFAULT_LIMITS.headersTimeoutMs, 100, hour),
-    keepAliveTimeoutMs: parseCount(env, 'KEEP_ALIVE_TIMEOUT_MS', DEFAULT_LIMITS.keepAliveTimeoutMs, 100, hour),
-    maxConnections: parseCount(env, 'MAX_CONNECTIONS', DEFAULT_LIMITS.maxConnections, 1, 1_000_000),
+    requestTimeoutMs: parseBoundedInt(env, 'REQUEST_TIMEOUT_MS', DEFAULT_LIMITS.requestTimeoutMs, 100, hour),
+    headersTimeoutMs: parseBoundedInt(env, 'HEADERS_TIMEOUT_MS', DEFAULT_LIMITS.headersTimeoutMs, 100, hour),
+    keepAliveTimeoutMs: parseBoundedInt(env, 'KEEP_ALIVE_TIMEOUT_MS', DEFAULT_LIMITS.keepAliveTimeoutMs, 100, hour),
+    maxConnections: parseBoundedInt(env, 'MAX_CONNECTIONS', DEFAULT_LIMITS.maxConnections, 1, 1_000_000),
   }
   // Node refuses a headers timeout longer than the request timeout.
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
@@ -199,10 +223,19 @@ export function loadConfig(env: Env): Config {
     notices.push(`AUTH_PASSWORD is not set: log in as "${username}" with the generated password "${password}"`)
   }
 
+  const workers = parseWorkers(value(env, 'WORKERS'))
+  if (workers > 1 && dbUrl === 'sqlite::memory:') {
+    throw new ConfigError('WORKERS above 1 needs a shared store: sqlite::memory: would give each worker its own')
+  }
+
   return {
     port: parsePort(value(env, 'PORT')),
     host: value(env, 'HOST') ?? '0.0.0.0',
     dbUrl,
+    dbPoolSize: parseBoundedInt(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    dbConnectTimeoutMs: parseBoundedInt(env, 'DB_CONNECT_TIMEOUT_MS', 2000, 1, 600_000),
+    // Requests that need an unreachable or stalled store must end within 5 s, so the default stays below.
+    dbQueryTimeoutMs: parseBoundedInt(env, 'DB_QUERY_TIMEOUT_MS', 4000, 1, 600_000),
     secret,
     previousSecret,
     username,
@@ -213,6 +246,8 @@ export function loadConfig(env: Env): Config {
     corsOrigins: parseCorsOrigins(value(env, 'CORS_ORIGINS')),
     sqliteSynchronous: parseSynchronous(value(env, 'SQLITE_SYNCHRONOUS')),
     limits: parseLimits(env),
+    workers,
+    shutdownGraceMs: parseBoundedInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, MAX_GRACE_MS),
     notices,
   }
 }

@@ -4,8 +4,11 @@ import { join } from 'node:path'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { buildApp, type AppParts } from '../src/app.ts'
 import { DEFAULT_LIMITS, type Config } from '../src/config.ts'
+import { createMetrics } from '../src/observability/metrics.ts'
 import { SqliteBookStore } from '../src/store/sqlite.ts'
 import type { BookStore } from '../src/store/store.ts'
+import { openTestPostgresStore } from './support/postgres-store.ts'
+import { createTestSchema, postgresUnreachableReason } from './support/postgres.ts'
 
 export const TEST_SECRET = 'a-test-secret-of-at-least-thirty-two-bytes'
 export const TEST_USERNAME = 'librarian'
@@ -16,6 +19,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     port: 0,
     host: '127.0.0.1',
     dbUrl: 'sqlite::memory:',
+    dbPoolSize: 2,
+    dbConnectTimeoutMs: 1000,
+    dbQueryTimeoutMs: 2000,
     secret: TEST_SECRET,
     previousSecret: undefined,
     username: TEST_USERNAME,
@@ -26,6 +32,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     corsOrigins: [],
     sqliteSynchronous: 'normal',
     limits: DEFAULT_LIMITS,
+    workers: 1,
+    shutdownGraceMs: 10_000,
     notices: [],
     ...overrides,
   }
@@ -47,6 +55,9 @@ export interface StoreEngine {
   freshDatabase(): Promise<FreshDatabase>
 }
 
+// With CI=true PostgreSQL is never skipped: when it is unreachable, its tests fail.
+const postgresSkip = process.env.CI === 'true' ? undefined : await postgresUnreachableReason()
+
 /** Every engine the behavioural tests run against. */
 export const storeEngines: StoreEngine[] = [
   {
@@ -57,10 +68,20 @@ export const storeEngines: StoreEngine[] = [
       return { dbUrl: `sqlite:${join(dir, 'books.db')}`, drop: () => rm(dir, { recursive: true, force: true }) }
     },
   },
+  {
+    name: 'postgres',
+    skip: postgresSkip,
+    open: openTestPostgresStore,
+    async freshDatabase() {
+      const schema = await createTestSchema()
+      return { dbUrl: schema.url, drop: schema.drop }
+    },
+  },
 ]
 
 export async function buildTestApp(overrides: Partial<Config> = {}, parts: AppParts = {}): Promise<FastifyInstance> {
-  const app = await buildApp(testConfig(overrides), parts)
+  // Process metrics watch the event loop and GC of the whole process: one set per app would pile up.
+  const app = await buildApp(testConfig(overrides), { metrics: createMetrics({ processMetrics: false }), ...parts })
   await app.ready()
   return app
 }

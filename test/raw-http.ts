@@ -44,7 +44,7 @@ export function parseResponse(raw: Buffer, headOnly = false): RawResponse {
 
 /**
  * Sends `request` as it is on a fresh connection and collects what comes back until the
- * server closes; the request should say `Connection: close`. Rejects when nothing complete
+ * server closes; the request must say `Connection: close`. Rejects when nothing complete
  * arrives within `timeoutMs`.
  */
 export function sendRaw(port: number, request: Buffer | string, timeoutMs = 5000): Promise<Buffer> {
@@ -62,6 +62,7 @@ export function sendRaw(port: number, request: Buffer | string, timeoutMs = 5000
       clearTimeout(timer)
       resolve(Buffer.concat(chunks))
     })
-    socket.end(request)
+    // Not end(): Node treats a client that half-closes before its answer as gone and drops the request.
+    socket.write(request)
   })
 }

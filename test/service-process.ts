@@ -1,74 +1,87 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from './helpers.ts'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-/** The project's own Node, which runs TypeScript; the system one may be older. */
-const NODE = `${ROOT}node_modules/.bin/node`
+const MAIN = new URL('../src/main.ts', import.meta.url).pathname
 
-export const SERVICE_USERNAME = 'librarian'
-export const SERVICE_PASSWORD = 'correct horse battery staple'
+export type LogLine = Record<string, unknown> & { msg?: string; pid?: number }
 
+/** The service in a process of its own, as `npm start` runs it, with its log lines parsed. */
 export interface ServiceProcess {
   child: ChildProcess
-  port: number
-  baseUrl: string
-  /** What the process wrote to stdout and stderr so far. */
-  output(): string
-  /** Resolves with the exit code or signal once the process has ended. */
-  exited: Promise<number | NodeJS.Signals | null>
+  dir: string
+  lines: LogLine[]
+  /** The first line, already written or still to come, that `matches`. */
+  waitForLine(matches: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>
+  /** The port of the first `Server listening at` line. */
+  port(): Promise<number>
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
-/** Starts `src/main.ts` on a free loopback port and resolves once it logs that it listens (LOG_LEVEL info or finer). */
-export function startService(env: Record<string, string>, startTimeoutMs = 15_000): Promise<ServiceProcess> {
-  const child = spawn(NODE, ['src/main.ts'], {
-    cwd: ROOT,
+/** Starts `src/main.ts` on a free port of 127.0.0.1 with a fresh SQLite file in a temporary directory. */
+export function startService(env: Record<string, string> = {}): ServiceProcess {
+  const dir = mkdtempSync(join(tmpdir(), 'service-'))
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: dir,
+    // Only what the service needs: the test runner's own variables would change how a child behaves.
     env: {
-      PATH: process.env.PATH ?? '',
-      PORT: '0',
+      PATH: process.env.PATH,
       HOST: '127.0.0.1',
+      PORT: '0',
       LOG_LEVEL: 'info',
-      SECRET_TOKEN: 'a-process-test-secret-of-at-least-32-bytes',
-      AUTH_USERNAME: SERVICE_USERNAME,
-      AUTH_PASSWORD: SERVICE_PASSWORD,
+      DB_URL: `sqlite:${join(dir, 'books.db')}`,
+      SECRET_TOKEN: TEST_SECRET,
+      AUTH_USERNAME: TEST_USERNAME,
+      AUTH_PASSWORD: TEST_PASSWORD,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  let output = ''
-  /** Enough to show why a start failed; a long run's request log is drained, not kept. */
-  const KEEP = 64 * 1024
-  const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
-    child.once('exit', (code, signal) => resolve(signal ?? code)),
-  )
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`the service did not start within ${startTimeoutMs} ms:\n${output}`))
-    }, startTimeoutMs)
-    const collect = (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-KEEP)
-      const match = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)
-      if (match) {
-        clearTimeout(timer)
-        const port = Number(match[1])
-        resolve({ child, port, baseUrl: `http://127.0.0.1:${port}`, output: () => output, exited })
-      }
+  const lines: LogLine[] = []
+  const waiters = new Set<() => void>()
+  let stderr = ''
+  child.stderr!.on('data', (chunk) => (stderr += chunk))
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    try {
+      lines.push(JSON.parse(text))
+    } catch {
+      lines.push({ msg: text })
     }
-    child.stdout.on('data', collect)
-    child.stderr.on('data', collect)
-    void exited.then((how) => {
-      clearTimeout(timer)
-      reject(new Error(`the service exited (${how}) before listening:\n${output}`))
-    })
+    for (const wake of waiters) wake()
   })
-}
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
 
-export async function login(baseUrl: string): Promise<string> {
-  const res = await fetch(`${baseUrl}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: SERVICE_USERNAME, password: SERVICE_PASSWORD }),
-  })
-  if (res.status !== 200) throw new Error(`login failed with ${res.status}`)
-  return ((await res.json()) as { data: { token: string } }).data.token
+  const waitForLine = (matches: (line: LogLine) => boolean, timeoutMs = 20_000) =>
+    new Promise<LogLine>((resolve, reject) => {
+      const check = () => {
+        const found = lines.find(matches)
+        if (!found) return
+        clearTimeout(timer)
+        waiters.delete(check)
+        resolve(found)
+      }
+      const timer = setTimeout(() => {
+        waiters.delete(check)
+        reject(new Error(`no such log line within ${timeoutMs} ms; stderr: ${stderr}\nlines: ${JSON.stringify(lines)}`))
+      }, timeoutMs)
+      waiters.add(check)
+      check()
+    })
+
+  return {
+    child,
+    dir,
+    lines,
+    waitForLine,
+    exited,
+    async port() {
+      const line = await waitForLine((line) => /^Server listening at /.test(line.msg ?? ''))
+      return Number(new URL(line.msg!.slice('Server listening at '.length)).port)
+    },
+  }
 }

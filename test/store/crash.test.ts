@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { randomInt } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { once } from 'node:events'
 import { storeEngines } from '../helpers.ts'
-import { login, startService, type ServiceProcess } from '../service-process.ts'
+import { instanceEnv, login, startInstance, type Instance } from '../support/instance.ts'
 
 const WORKERS = 4
 
@@ -27,8 +28,8 @@ interface Ledger {
   answered: number
 }
 
-async function call(service: ServiceProcess, token: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${service.baseUrl}${path}`, {
+async function call(service: Instance, token: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(new URL(path, service.url), {
     method,
     headers: { authorization: token, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -37,7 +38,7 @@ async function call(service: ServiceProcess, token: string, method: string, path
 }
 
 /** Creates, updates and deletes its own books until the service dies under it. */
-async function writer(service: ServiceProcess, token: string, worker: number, ledger: Ledger) {
+async function writer(service: Instance, token: string, worker: number, ledger: Ledger) {
   const own: number[] = []
   for (let n = 0; ; n++) {
     const action = own.length === 0 ? 0 : randomInt(10)
@@ -80,23 +81,24 @@ for (const engine of storeEngines) {
     it('keeps every write answered 2xx and every answered delete', async (t) => {
       const database = await engine.freshDatabase()
       t.after(() => database.drop())
-      const env = { DB_URL: database.dbUrl }
+      const env = instanceEnv(database.dbUrl)
 
-      const first = await startService(env)
-      t.after(() => first.child.kill('SIGKILL'))
-      const token = await login(first.baseUrl)
+      const first = await startInstance(env)
+      t.after(() => first.stop())
+      const token = await login(first)
       const ledger: Ledger = { books: new Map(), unansweredCreates: new Set(), answered: 0 }
       const writers = Array.from({ length: WORKERS }, (_, worker) => writer(first, token, worker, ledger))
 
       await sleep(randomInt(500, 1500))
+      const exited = once(first.child, 'exit')
       first.child.kill('SIGKILL')
-      assert.equal(await first.exited, 'SIGKILL')
+      assert.deepEqual(await exited, [null, 'SIGKILL'])
       await Promise.all(writers)
       assert.ok(ledger.answered >= 10, `only ${ledger.answered} writes were answered before the kill`)
 
-      const second = await startService(env)
-      t.after(() => second.child.kill('SIGKILL'))
-      const again = await login(second.baseUrl)
+      const second = await startInstance(env)
+      t.after(() => second.stop())
+      const again = await login(second)
       for (const [id, { acked, pending }] of ledger.books) {
         const res = await call(second, again, 'GET', `/book/${id}`)
         const found: Known = res.status === 404 ? 'deleted' : { title: res.body.data!.title, author: res.body.data!.author, year: res.body.data!.year }

@@ -10,7 +10,8 @@ describe('SQLite durability setting', () => {
   for (const [setting, level] of [[undefined, 1], ['normal', 1], ['full', 2]] as const) {
     it(`SQLITE_SYNCHRONOUS=${setting ?? '(unset)'} runs with synchronous level ${level}`, async () => {
       const database = await sqlite.freshDatabase()
-      const store = await openStore(database.dbUrl, setting === undefined ? {} : { sqliteSynchronous: setting })
+      const base = { dbUrl: database.dbUrl, dbPoolSize: 1, dbConnectTimeoutMs: 1000, dbQueryTimeoutMs: 1000 }
+      const store = await openStore(setting === undefined ? base : { ...base, sqliteSynchronous: setting })
       try {
         assert.ok(store instanceof SqliteBookStore)
         assert.equal(store.synchronousLevel(), level)
