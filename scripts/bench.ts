@@ -2,6 +2,7 @@
  * `npm run bench`: the service under load against the ceiling of a bare node:http server.
  *
  *   --duration=SECONDS   per measurement (BENCH_DURATION, default 5)
+ *   --rounds=N           slices each measurement alternates with the ceiling in (BENCH_ROUNDS, default 5)
  *   --connections=N      concurrent connections (BENCH_CONNECTIONS, default 50)
  *   --scale=N,N,…        list sizes for GET /books at scale, or "none" (BENCH_SCALE,
  *                        default 10000,100000,1000000)
@@ -21,14 +22,19 @@ import { everyOperation, readOnly, runSteps, type Step } from './bench/suite.ts'
 const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: process.env.BENCH_DURATION ?? '5' },
+    rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '5' },
     connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '50' },
     scale: { type: 'string', default: process.env.BENCH_SCALE ?? '10000,100000,1000000' },
   },
 })
-const load: LoadOptions = { durationSeconds: Number(values.duration), connections: Number(values.connections) }
+const load: LoadOptions = {
+  durationSeconds: Number(values.duration),
+  rounds: Number(values.rounds),
+  connections: Number(values.connections),
+}
 const sizes = values.scale === 'none' ? [] : values.scale.split(',').map(Number)
-if (!(load.durationSeconds > 0) || !(load.connections > 0) || sizes.some((n) => !Number.isSafeInteger(n) || n < 1)) {
-  console.error('usage: npm run bench -- [--duration=SECONDS] [--connections=N] [--scale=N,N,…|none]')
+if (!(load.durationSeconds > 0) || !Number.isSafeInteger(load.rounds) || load.rounds < 1 || !(load.connections > 0) || sizes.some((n) => !Number.isSafeInteger(n) || n < 1)) {
+  console.error('usage: npm run bench -- [--duration=SECONDS] [--rounds=N] [--connections=N] [--scale=N,N,…|none]')
   process.exit(2)
 }
 
@@ -37,7 +43,7 @@ const startedAt = new Date()
 const machine = describeMachine()
 const work = mkdtempSync(join(tmpdir(), 'book-bench-'))
 log(`${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`)
-log(`${load.connections} connections, ${load.durationSeconds} s per measurement; service with NODE_ENV=production, LOG_LEVEL=warn (no per-request logs)`)
+log(`${load.connections} connections, ${load.durationSeconds} s per measurement in ${load.rounds} slices; service with NODE_ENV=production, LOG_LEVEL=warn (no per-request logs)`)
 
 type Steps = (service: Awaited<ReturnType<typeof startService>>) => (ids: number[], token: string) => Step[]
 

@@ -2,7 +2,9 @@ import autocannon, { type Request } from 'autocannon'
 
 export interface LoadOptions {
   connections: number
+  /** Seconds of load per measurement, split into `rounds` slices. */
   durationSeconds: number
+  rounds: number
 }
 
 export interface LoadResult {
@@ -24,7 +26,22 @@ export interface Workload {
   nextPath?: () => string
 }
 
-export async function measure(baseUrl: string, workload: Workload, { connections, durationSeconds }: LoadOptions): Promise<LoadResult> {
+/** What autocannon returns with `skipAggregateResult`: histograms that can be merged later. */
+export interface Slice {
+  totalCompletedRequests: number
+  duration: number
+  non2xx: number
+  errors: number
+  timeouts: number
+}
+
+// The published types lack these two, which merge the latency histograms of several runs.
+const cannon = autocannon as unknown as {
+  (options: autocannon.Options & { skipAggregateResult: true }): Promise<Slice>
+  aggregateResult(results: Slice[], options: object): autocannon.Result
+}
+
+export function slice(baseUrl: string, workload: Workload, connections: number, seconds: number): Promise<Slice> {
   const { nextPath } = workload
   const request: Request = {
     method: workload.method,
@@ -33,13 +50,23 @@ export async function measure(baseUrl: string, workload: Workload, { connections
     ...(workload.body === undefined ? {} : { body: workload.body }),
     ...(nextPath === undefined ? {} : { setupRequest: (req: Request) => ({ ...req, path: nextPath() }) }),
   }
-  const result = await autocannon({ url: baseUrl, connections, duration: durationSeconds, requests: [request] })
+  return cannon({ url: baseUrl, connections, duration: seconds, requests: [request], skipAggregateResult: true })
+}
+
+export function rate(slice: Slice): number {
+  return slice.totalCompletedRequests / slice.duration
+}
+
+/** The slices as one run: total rate, and percentiles over every request of every slice. */
+export function combine(slices: Slice[], url: string): LoadResult {
+  const merged = cannon.aggregateResult(slices, { url })
+  const sum = (pick: (slice: Slice) => number) => slices.reduce((total, slice) => total + pick(slice), 0)
   return {
-    requestsPerSecond: result.requests.total / result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    requests: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
+    requestsPerSecond: sum((s) => s.totalCompletedRequests) / sum((s) => s.duration),
+    p50Ms: merged.latency.p50,
+    p99Ms: merged.latency.p99,
+    requests: sum((s) => s.totalCompletedRequests),
+    non2xx: sum((s) => s.non2xx),
+    errors: sum((s) => s.errors + s.timeouts),
   }
 }

@@ -21,13 +21,14 @@ export function describeMachine() {
   }
 }
 
-const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length
-
 function row(cells: string[], widths: number[]): string {
   return cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')
 }
 
-/** Requests per second as a fraction of the ceiling; latencies in ms and as multiples of the ceiling's. */
+/**
+ * Requests per second as a fraction of the ceiling; latencies in ms (autocannon's whole
+ * milliseconds) and as multiples of the ceiling's, which counts as 1 ms at least.
+ */
 export function table(sections: Section[]): string {
   const widths = [34, 9, 7, 15, 15]
   const lines = [row(['', 'req/s', 'ratio', 'p50 ms (×ceil)', 'p99 ms (×ceil)'], widths)]
@@ -41,14 +42,14 @@ export function table(sections: Section[]): string {
             `  ${m.name}`,
             m.requestsPerSecond.toFixed(0),
             m.ratio.toFixed(2),
-            latency(m.p50Ms, Math.max(1, mean(m.ceiling.map((c) => c.p50Ms)))),
-            latency(m.p99Ms, Math.max(1, mean(m.ceiling.map((c) => c.p99Ms)))),
+            latency(m.p50Ms, Math.max(1, m.ceiling.p50Ms)),
+            latency(m.p99Ms, Math.max(1, m.ceiling.p99Ms)),
           ],
           widths,
         ),
       )
     }
-    const ceilings = section.measurements.flatMap((m) => m.ceiling.map((c) => c.requestsPerSecond))
+    const ceilings = section.measurements.map((m) => m.ceiling.requestsPerSecond)
     if (ceilings.length > 0) {
       lines.push(`  (ceiling ${Math.min(...ceilings).toFixed(0)} to ${Math.max(...ceilings).toFixed(0)} req/s)`)
     }

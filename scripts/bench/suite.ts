@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url'
-import { measure, type LoadOptions, type LoadResult, type Workload } from './load.ts'
+import { combine, rate, slice, type LoadOptions, type LoadResult, type Slice, type Workload } from './load.ts'
 import { startListener } from './processes.ts'
 import { allIds, createBooks, CREDENTIALS, login, recordResponse, sampleBook, type Service } from './service.ts'
 
@@ -11,9 +11,9 @@ export const WARM_UP_SECONDS = 1
 
 export interface Measurement extends LoadResult {
   name: string
-  /** The ceiling runs just before and after this one. */
-  ceiling: LoadResult[]
-  /** Requests per second over the mean of the ceiling runs around it. */
+  /** The ceiling over the slices around this measurement's own. */
+  ceiling: LoadResult
+  /** Median over the slices of requests per second over the mean of the two ceiling slices around it. */
   ratio: number
 }
 
@@ -35,42 +35,58 @@ function eachIdOnce(ids: number[]): () => string {
   return () => `/book/${ids[Math.min(i++, ids.length - 1)]}`
 }
 
-const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
 
 /**
- * Measures `steps` against `service`, each between two runs of the ceiling: a bare node:http
- * server replaying the service's own `GET /book/{id}` response, hit with the same requests.
- * Interleaving keeps each ratio fair while the machine's other load comes and goes.
+ * Measures `steps` against `service`, each in slices that alternate with slices of the ceiling:
+ * a bare node:http server replaying the service's own `GET /book/{id}` response, hit with the
+ * same requests. Fine interleaving keeps each ratio fair while the machine's other load comes
+ * and goes; the median over the slices keeps a burst of it from deciding the figure.
  */
-export async function runSteps(service: Service, steps: (ids: number[], token: string) => Step[], load: LoadOptions, log: (line: string) => void) {
+export async function runSteps(
+  service: Service,
+  steps: (ids: number[], token: string) => Step[],
+  load: LoadOptions,
+  log: (line: string) => void,
+): Promise<Measurement[]> {
   const token = await login(service)
   const ids = await createBooks(service, token, BOOKS)
   const readPath = `/book/${ids[0]}`
   const ceiling = await startListener([CEILING_SERVER], {
     BENCH_RESPONSE: JSON.stringify(await recordResponse(service, readPath, token)),
   })
+  const ceilingUrl = `http://127.0.0.1:${ceiling.port}`
   const ceilingWorkload: Workload = { method: 'GET', path: readPath, headers: { authorization: token }, nextPath: bookPaths(ids) }
-  const ceilingRun = async () => {
-    const result = await measure(`http://127.0.0.1:${ceiling.port}`, ceilingWorkload, load)
-    log(`  ceiling                 ${result.requestsPerSecond.toFixed(0)} req/s`)
-    return result
-  }
+  const sliceSeconds = load.durationSeconds / load.rounds
 
-  const warmUp = (url: string, workload: Workload) => measure(url, workload, { ...load, durationSeconds: WARM_UP_SECONDS })
   const measurements: Measurement[] = []
   try {
-    await warmUp(`http://127.0.0.1:${ceiling.port}`, ceilingWorkload)
-    let before = await ceilingRun()
+    await slice(ceilingUrl, ceilingWorkload, load.connections, WARM_UP_SECONDS)
+    let lastCeiling = await slice(ceilingUrl, ceilingWorkload, load.connections, sliceSeconds)
     for (const step of steps(ids, token)) {
       const workload = await step.workload(measurements)
-      await warmUp(service.baseUrl, workload)
-      const result = await measure(service.baseUrl, workload, load)
-      const after = await ceilingRun()
-      const ratio = result.requestsPerSecond / mean([before.requestsPerSecond, after.requestsPerSecond])
-      measurements.push({ name: step.name, ...result, ceiling: [before, after], ratio })
+      await slice(service.baseUrl, workload, load.connections, WARM_UP_SECONDS)
+      const own: Slice[] = []
+      const ceilings = [lastCeiling]
+      const ratios: number[] = []
+      for (let round = 0; round < load.rounds; round++) {
+        own.push(await slice(service.baseUrl, workload, load.connections, sliceSeconds))
+        ceilings.push(await slice(ceilingUrl, ceilingWorkload, load.connections, sliceSeconds))
+        ratios.push(rate(own[round]!) / ((rate(ceilings[round]!) + rate(ceilings[round + 1]!)) / 2))
+      }
+      lastCeiling = ceilings.at(-1)!
+      const result = combine(own, service.baseUrl)
+      const measurement = { name: step.name, ...result, ceiling: combine(ceilings, ceilingUrl), ratio: median(ratios) }
+      measurements.push(measurement)
       const problems = result.non2xx + result.errors > 0 ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ''
-      log(`  ${step.name.padEnd(24)}${result.requestsPerSecond.toFixed(0)} req/s, ${ratio.toFixed(2)} of the ceiling${problems}`)
-      before = after
+      log(
+        `  ${step.name.padEnd(24)}${result.requestsPerSecond.toFixed(0).padStart(6)} req/s, ceiling ` +
+          `${measurement.ceiling.requestsPerSecond.toFixed(0).padStart(6)} req/s: ${measurement.ratio.toFixed(2)}${problems}`,
+      )
     }
   } finally {
     await ceiling.stop()
@@ -107,7 +123,7 @@ export function everyOperation(service: Service, load: LoadOptions) {
           let present = await allIds(service, token)
           while (present.length < needed) {
             const seconds = Math.ceil((needed - present.length) / writesPerSecond) + 1
-            await measure(service.baseUrl, create, { ...load, durationSeconds: seconds })
+            await slice(service.baseUrl, create, load.connections, seconds)
             present = await allIds(service, token)
           }
           return { method: 'DELETE', path: `/book/${present[0]}`, headers: auth, nextPath: eachIdOnce(present) }
