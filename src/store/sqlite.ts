@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import { GroupCommit } from './group-commit.ts'
 import { loadMigrations } from './migrations.ts'
 import {
   StoreUnavailableError,
@@ -81,6 +82,7 @@ export class SqliteBookStore implements BookStore {
   readonly #page: StatementSync
   readonly #update: StatementSync
   readonly #delete: StatementSync
+  readonly #writes: GroupCommit
 
   constructor({ path, busyTimeoutMs = 4000 }: SqliteOptions) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -107,10 +109,11 @@ export class SqliteBookStore implements BookStore {
       WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
       RETURNING ${COLUMNS}`)
     this.#delete = db.prepare('DELETE FROM books WHERE id = ?')
+    this.#writes = new GroupCommit(db, classify)
   }
 
   create(book: NewBook): Promise<StoredBook> {
-    return settle(() => this.#insert.get(book.title, book.author, book.year) as unknown as StoredBook)
+    return this.#writes.run(() => this.#insert.get(book.title, book.author, book.year) as unknown as StoredBook)
   }
 
   get(id: number): Promise<StoredBook | undefined> {
@@ -122,7 +125,7 @@ export class SqliteBookStore implements BookStore {
   }
 
   update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
-    return settle((): UpdateResult => {
+    return this.#writes.run((): UpdateResult => {
       const book = this.#update.get(
         changes.title ?? null,
         changes.author ?? null,
@@ -136,7 +139,7 @@ export class SqliteBookStore implements BookStore {
   }
 
   delete(id: number): Promise<boolean> {
-    return settle(() => this.#delete.run(id).changes > 0)
+    return this.#writes.run(() => this.#delete.run(id).changes > 0)
   }
 
   ping(): Promise<void> {
@@ -146,6 +149,8 @@ export class SqliteBookStore implements BookStore {
   }
 
   async close(): Promise<void> {
-    if (this.#db.isOpen) this.#db.close()
+    if (!this.#db.isOpen) return
+    this.#writes.flush()
+    this.#db.close()
   }
 }
