@@ -1,4 +1,5 @@
 import autocannon, { type Request } from 'autocannon'
+import { cpuSeconds } from './processes.ts'
 
 export interface LoadOptions {
   connections: number
@@ -9,6 +10,8 @@ export interface LoadOptions {
 
 export interface LoadResult {
   requestsPerSecond: number
+  /** CPU time the server spent per request: unlike a rate, barely moved by the machine's other load. */
+  cpuMicrosecondsPerRequest: number
   p50Ms: number
   p99Ms: number
   requests: number
@@ -28,6 +31,8 @@ export interface Workload {
 
 /** What autocannon returns with `skipAggregateResult`: histograms that can be merged later. */
 export interface Slice {
+  /** CPU seconds the server used during the slice; added here, not by autocannon. */
+  cpuSeconds: number
   totalCompletedRequests: number
   duration: number
   non2xx: number
@@ -37,11 +42,12 @@ export interface Slice {
 
 // The published types lack these two, which merge the latency histograms of several runs.
 const cannon = autocannon as unknown as {
-  (options: autocannon.Options & { skipAggregateResult: true }): Promise<Slice>
+  (options: autocannon.Options & { skipAggregateResult: true }): Promise<Omit<Slice, 'cpuSeconds'>>
   aggregateResult(results: Slice[], options: object): autocannon.Result
 }
 
-export function slice(baseUrl: string, workload: Workload, connections: number, seconds: number): Promise<Slice> {
+/** Loads the server at `baseUrl`, whose process is `pid`, for `seconds`. */
+export async function slice(baseUrl: string, pid: number, workload: Workload, connections: number, seconds: number): Promise<Slice> {
   const { nextPath } = workload
   const request: Request = {
     method: workload.method,
@@ -50,7 +56,9 @@ export function slice(baseUrl: string, workload: Workload, connections: number, 
     ...(workload.body === undefined ? {} : { body: workload.body }),
     ...(nextPath === undefined ? {} : { setupRequest: (req: Request) => ({ ...req, path: nextPath() }) }),
   }
-  return cannon({ url: baseUrl, connections, duration: seconds, requests: [request], skipAggregateResult: true })
+  const cpuBefore = cpuSeconds(pid)
+  const result = await cannon({ url: baseUrl, connections, duration: seconds, requests: [request], skipAggregateResult: true })
+  return { ...result, cpuSeconds: cpuSeconds(pid) - cpuBefore }
 }
 
 export function rate(slice: Slice): number {
@@ -63,6 +71,7 @@ export function combine(slices: Slice[], url: string): LoadResult {
   const sum = (pick: (slice: Slice) => number) => slices.reduce((total, slice) => total + pick(slice), 0)
   return {
     requestsPerSecond: sum((s) => s.totalCompletedRequests) / sum((s) => s.duration),
+    cpuMicrosecondsPerRequest: (sum((s) => s.cpuSeconds) * 1e6) / sum((s) => s.totalCompletedRequests),
     p50Ms: merged.latency.p50,
     p99Ms: merged.latency.p99,
     requests: sum((s) => s.totalCompletedRequests),

@@ -74,6 +74,25 @@ function listeningPort(pid: number): number | undefined {
   return undefined
 }
 
+/** Linux reports CPU time in clock ticks of 1/100 s (USER_HZ) on every common platform. */
+const TICKS_PER_SECOND = 100
+
+/** CPU seconds, user and system, used so far by the process and the processes it started. */
+export function cpuSeconds(pid: number): number {
+  let ticks = 0
+  for (const member of processTree(pid)) {
+    try {
+      // Fields after the parenthesised name: utime and stime are the 12th and 13th.
+      const stat = readFileSync(`/proc/${member}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // The process ended while it was read.
+    }
+  }
+  return ticks / TICKS_PER_SECOND
+}
+
 /** Peak resident set size of the process in bytes (VmHWM), or undefined once it has ended. */
 export function peakRss(pid: number): number | undefined {
   try {

@@ -27,23 +27,26 @@ function row(cells: string[], widths: number[]): string {
 
 /**
  * Requests per second as a fraction of the ceiling; latencies in ms (autocannon's whole
- * milliseconds) and as multiples of the ceiling's, which counts as 1 ms at least.
+ * milliseconds) and as multiples of the ceiling's, either counted as 1 ms at least; the
+ * server's CPU time per request, the service's and the ceiling's.
  */
 export function table(sections: Section[]): string {
-  const widths = [34, 9, 7, 15, 15]
-  const lines = [row(['', 'req/s', 'ratio', 'p50 ms (×ceil)', 'p99 ms (×ceil)'], widths)]
+  const widths = [34, 9, 7, 15, 15, 18]
+  const lines = [row(['', 'req/s', 'ratio', 'p50 ms (×ceil)', 'p99 ms (×ceil)', 'CPU µs/req (ceil)'], widths)]
   for (const section of sections) {
     lines.push(section.note ? `${section.title}: ${section.note}` : section.title)
     for (const m of section.measurements) {
-      const latency = (value: number, ceiling: number) => `${value.toFixed(0)} (${(value / ceiling).toFixed(1)}×)`
+      const ms = (value: number) => (value < 1 ? '<1' : value.toFixed(0))
+      const latency = (value: number, ceiling: number) => `${ms(value)} (${(Math.max(1, value) / Math.max(1, ceiling)).toFixed(1)}×)`
       lines.push(
         row(
           [
             `  ${m.name}`,
             m.requestsPerSecond.toFixed(0),
             m.ratio.toFixed(2),
-            latency(m.p50Ms, Math.max(1, m.ceiling.p50Ms)),
-            latency(m.p99Ms, Math.max(1, m.ceiling.p99Ms)),
+            latency(m.p50Ms, m.ceiling.p50Ms),
+            latency(m.p99Ms, m.ceiling.p99Ms),
+            `${m.cpuMicrosecondsPerRequest.toFixed(0)} (${m.ceiling.cpuMicrosecondsPerRequest.toFixed(0)})`,
           ],
           widths,
         ),

@@ -65,17 +65,17 @@ export async function runSteps(
 
   const measurements: Measurement[] = []
   try {
-    await slice(ceilingUrl, ceilingWorkload, load.connections, WARM_UP_SECONDS)
-    let lastCeiling = await slice(ceilingUrl, ceilingWorkload, load.connections, sliceSeconds)
+    await slice(ceilingUrl, ceiling.pid, ceilingWorkload, load.connections, WARM_UP_SECONDS)
+    let lastCeiling = await slice(ceilingUrl, ceiling.pid, ceilingWorkload, load.connections, sliceSeconds)
     for (const step of steps(ids, token)) {
       const workload = await step.workload(measurements)
-      await slice(service.baseUrl, workload, load.connections, WARM_UP_SECONDS)
+      await slice(service.baseUrl, service.pid, workload, load.connections, WARM_UP_SECONDS)
       const own: Slice[] = []
       const ceilings = [lastCeiling]
       const ratios: number[] = []
       for (let round = 0; round < load.rounds; round++) {
-        own.push(await slice(service.baseUrl, workload, load.connections, sliceSeconds))
-        ceilings.push(await slice(ceilingUrl, ceilingWorkload, load.connections, sliceSeconds))
+        own.push(await slice(service.baseUrl, service.pid, workload, load.connections, sliceSeconds))
+        ceilings.push(await slice(ceilingUrl, ceiling.pid, ceilingWorkload, load.connections, sliceSeconds))
         ratios.push(rate(own[round]!) / ((rate(ceilings[round]!) + rate(ceilings[round + 1]!)) / 2))
       }
       lastCeiling = ceilings.at(-1)!
@@ -85,7 +85,8 @@ export async function runSteps(
       const problems = result.non2xx + result.errors > 0 ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ''
       log(
         `  ${step.name.padEnd(24)}${result.requestsPerSecond.toFixed(0).padStart(6)} req/s, ceiling ` +
-          `${measurement.ceiling.requestsPerSecond.toFixed(0).padStart(6)} req/s: ${measurement.ratio.toFixed(2)}${problems}`,
+          `${measurement.ceiling.requestsPerSecond.toFixed(0).padStart(6)} req/s: ${measurement.ratio.toFixed(2)}; ` +
+          `CPU ${result.cpuMicrosecondsPerRequest.toFixed(0)} µs/request, ceiling ${measurement.ceiling.cpuMicrosecondsPerRequest.toFixed(0)}${problems}`,
       )
     }
   } finally {
@@ -123,7 +124,7 @@ export function everyOperation(service: Service, load: LoadOptions) {
           let present = await allIds(service, token)
           while (present.length < needed) {
             const seconds = Math.ceil((needed - present.length) / writesPerSecond) + 1
-            await slice(service.baseUrl, create, load.connections, seconds)
+            await slice(service.baseUrl, service.pid, create, load.connections, seconds)
             present = await allIds(service, token)
           }
           return { method: 'DELETE', path: `/book/${present[0]}`, headers: auth, nextPath: eachIdOnce(present) }
