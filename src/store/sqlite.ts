@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
-import { GroupCommit } from './group-commit.ts'
 import { loadMigrations } from './migrations.ts'
 import {
   StoreUnavailableError,
@@ -12,6 +11,7 @@ import {
   type StoredBook,
   type UpdateResult,
 } from './store.ts'
+import { TurnTransaction } from './turn-transaction.ts'
 
 export interface SqliteOptions {
   /** A file path, or `:memory:`. */
@@ -82,7 +82,7 @@ export class SqliteBookStore implements BookStore {
   readonly #page: StatementSync
   readonly #update: StatementSync
   readonly #delete: StatementSync
-  readonly #writes: GroupCommit
+  readonly #turn: TurnTransaction
 
   constructor({ path, busyTimeoutMs = 4000 }: SqliteOptions) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -109,15 +109,15 @@ export class SqliteBookStore implements BookStore {
       WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
       RETURNING ${COLUMNS}`)
     this.#delete = db.prepare('DELETE FROM books WHERE id = ?')
-    this.#writes = new GroupCommit(db, classify)
+    this.#turn = new TurnTransaction(db, classify)
   }
 
   create(book: NewBook): Promise<StoredBook> {
-    return this.#writes.run(() => this.#insert.get(book.title, book.author, book.year) as unknown as StoredBook)
+    return this.#turn.write(() => this.#insert.get(book.title, book.author, book.year) as unknown as StoredBook)
   }
 
   get(id: number): Promise<StoredBook | undefined> {
-    return settle(() => this.#select.get(id) as StoredBook | undefined)
+    return this.#turn.read(() => this.#select.get(id) as StoredBook | undefined)
   }
 
   list(after: number, limit: number): Promise<Book[]> {
@@ -125,7 +125,7 @@ export class SqliteBookStore implements BookStore {
   }
 
   update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
-    return this.#writes.run((): UpdateResult => {
+    return this.#turn.write((): UpdateResult => {
       const book = this.#update.get(
         changes.title ?? null,
         changes.author ?? null,
@@ -139,7 +139,7 @@ export class SqliteBookStore implements BookStore {
   }
 
   delete(id: number): Promise<boolean> {
-    return this.#writes.run(() => this.#delete.run(id).changes > 0)
+    return this.#turn.write(() => this.#delete.run(id).changes > 0)
   }
 
   ping(): Promise<void> {
@@ -150,7 +150,7 @@ export class SqliteBookStore implements BookStore {
 
   async close(): Promise<void> {
     if (!this.#db.isOpen) return
-    this.#writes.flush()
+    this.#turn.flush()
     this.#db.close()
   }
 }
