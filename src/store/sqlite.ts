@@ -6,6 +6,7 @@ import {
   StoreUnavailableError,
   type Book,
   type BookChanges,
+  type BookPageJson,
   type BookStore,
   type NewBook,
   type StoredBook,
@@ -80,6 +81,7 @@ export class SqliteBookStore implements BookStore {
   readonly #select: StatementSync
   readonly #exists: StatementSync
   readonly #page: StatementSync
+  readonly #pageJson: StatementSync
   readonly #update: StatementSync
   readonly #delete: StatementSync
   readonly #turn: TurnTransaction
@@ -103,6 +105,11 @@ export class SqliteBookStore implements BookStore {
     this.#select = db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`)
     this.#exists = db.prepare('SELECT 1 FROM books WHERE id = ?')
     this.#page = db.prepare('SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?')
+    // The subquery cannot be flattened (it has a LIMIT), so the aggregate sees its rows in id order.
+    this.#pageJson = db.prepare(`SELECT
+        json_group_array(json_object('id', id, 'title', title, 'author', author, 'year', year)) AS json,
+        count(*) AS count, max(id) AS lastId
+      FROM (SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?)`)
     this.#update = db.prepare(`UPDATE books
       SET title = coalesce(?1, title), author = coalesce(?2, author), year = coalesce(?3, year),
           revision = revision + 1
@@ -122,6 +129,13 @@ export class SqliteBookStore implements BookStore {
 
   list(after: number, limit: number): Promise<Book[]> {
     return settle(() => this.#page.all(after, limit) as unknown as Book[])
+  }
+
+  listJson(after: number, limit: number): Promise<BookPageJson> {
+    return settle(() => {
+      const row = this.#pageJson.get(after, limit) as { json: string; count: number; lastId: number | null }
+      return { json: row.json, count: row.count, lastId: row.lastId ?? undefined }
+    })
   }
 
   update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {

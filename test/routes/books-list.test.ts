@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { SqliteBookStore } from '../../src/store/sqlite.ts'
 import type { BookStore } from '../../src/store/store.ts'
 import { buildTestApp, issueToken, storeEngines, withToken } from '../helpers.ts'
 
@@ -132,6 +133,18 @@ for (const engine of storeEngines) {
       assert.deepEqual(res.json(), { status: 401, message: 'Authorization token required', data: null })
     })
 
+    test('text that JSON must escape comes back exactly as it was sent', async () => {
+      const awkward = { title: 'Quote " backslash \\ tab \t newline \n unit \u001f', author: 'é 😀 \u2028 \u2029 </script>', year: -44 }
+      const created = await app.inject(withToken(token, { method: 'POST', url: '/book', payload: awkward }))
+      assert.equal(created.statusCode, 201)
+      const id = created.json().data.id as number
+      for (const query of ['', '?limit=1000']) {
+        const found = (await list(query)).json<ListBody>().data!.find((book) => book.id === id)
+        assert.deepEqual(found, { id, ...awkward })
+      }
+      assert.equal((await app.inject(withToken(token, { method: 'DELETE', url: `/book/${id}` }))).statusCode, 200)
+    })
+
     test('a list longer than one batch comes back whole, ascending, as valid JSON', async () => {
       const ids = await fill(2345)
       const res = await list()
@@ -149,3 +162,41 @@ for (const engine of storeEngines) {
     })
   })
 }
+
+/** A store that lists only through `list`, whose rows carry more than a book's four members. */
+function listingOnly(store: BookStore): BookStore {
+  return {
+    create: (book) => store.create(book),
+    get: (id) => store.get(id),
+    list: async (after, limit) => (await store.list(after, limit)).map((book) => ({ ...book, revision: 7 })),
+    update: (id, changes, expected) => store.update(id, changes, expected),
+    delete: (id) => store.delete(id),
+    ping: () => store.ping(),
+    close: () => store.close(),
+  }
+}
+
+describe('GET /books on a store that does not serialise lists itself', () => {
+  let app: FastifyInstance
+  let store: BookStore
+  let token: string
+
+  before(async () => {
+    store = new SqliteBookStore({ path: ':memory:' })
+    app = await buildTestApp({}, { store: listingOnly(store) })
+    token = await issueToken(app)
+  })
+  after(() => app.close())
+
+  test('short and long lists carry only the members of a book', async () => {
+    for (let n = 0; n < 1500; n++) await store.create({ title: `Title ${n}`, author: 'Author', year: 2000 })
+    for (const url of ['/books?after=1000', '/books']) {
+      const res = await app.inject(withToken(token, { method: 'GET', url }))
+      assert.equal(res.statusCode, 200)
+      const body = JSON.parse(res.body) as ListBody
+      assert.equal(body.data!.length, url === '/books' ? 1500 : 500)
+      assert.deepEqual(body.data![0], url === '/books' ? { id: 1, title: 'Title 0', author: 'Author', year: 2000 } : { id: 1001, title: 'Title 1000', author: 'Author', year: 2000 })
+      assert.ok(body.data!.every((book, i) => Object.keys(book).length === 4 && (i === 0 || book.id > body.data![i - 1]!.id)))
+    }
+  })
+})
