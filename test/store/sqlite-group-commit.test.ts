@@ -67,22 +67,25 @@ test('closing the store commits the writes still waiting', async () => {
 test('every acknowledged write survives a kill -9 right after its answer', async () => {
   const path = freshPath()
   const storeModule = new URL('../../src/store/sqlite.ts', import.meta.url).href
-  // The child acknowledges each write on stdout as its promise settles, and dies by SIGKILL
-  // as soon as the last one is acknowledged, before anything could tidy up.
+  // The child acknowledges each write on stdout as its promise settles (writeSync: the line
+  // has left the process when it returns), and dies by SIGKILL as soon as the last one is
+  // acknowledged, before anything could tidy up.
   const child = spawnSync(
     process.execPath,
     [
       '--input-type=module',
       '-e',
       `
+      const { writeSync } = await import('node:fs')
       const { SqliteBookStore } = await import(${JSON.stringify(storeModule)})
+      const ack = (line) => writeSync(1, line + '\\n')
       const store = new SqliteBookStore({ path: ${JSON.stringify(path)} })
       const writes = []
       for (let i = 0; i < 200; i++) {
-        writes.push(store.create({ title: 'Book ' + i, author: 'Author', year: 2000 }).then((book) => process.stdout.write(book.id + '\\n')))
+        writes.push(store.create({ title: 'Book ' + i, author: 'Author', year: 2000 }).then((book) => ack(book.id)))
       }
-      writes.push(store.update(1, { title: 'Changed' }).then(() => process.stdout.write('updated\\n')))
-      writes.push(store.delete(2).then(() => process.stdout.write('deleted\\n')))
+      writes.push(store.update(1, { title: 'Changed' }).then(() => ack('updated')))
+      writes.push(store.delete(2).then(() => ack('deleted')))
       await Promise.all(writes)
       process.kill(process.pid, 'SIGKILL')
       `,
