@@ -1,45 +1,72 @@
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import { createCredentialCheck } from './auth/credentials.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
+import { serveApiReference } from './http/api-reference.ts'
 import { parseEveryBodyAsJson } from './http/body-parser.ts'
 import { answerErrorsWithEnvelope, clientErrorHandler, frameworkErrors, methodNotAllowed } from './http/error-handling.ts'
+import { serveOpenApi } from './http/openapi.ts'
+import { requestIdFor } from './http/request-id.ts'
+import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
+import { createMetrics, type Metrics } from './observability/metrics.ts'
+import { createRequestTracing } from './observability/request-tracing.ts'
 import { bookRoutes } from './routes/books.ts'
+import { operationRoutes } from './routes/operations.ts'
 import { tokenRoutes } from './routes/token.ts'
+import { instrumentStore } from './store/instrumented.ts'
 import { openStore } from './store/open.ts'
 import type { BookStore } from './store/store.ts'
 
 export const BODY_LIMIT_BYTES = 64 * 1024
 
-/** What a test may supply instead of what the configuration would build. */
+/** What a caller may supply instead of what the configuration would build. */
 export interface AppParts {
   store?: BookStore
   tokens?: TokenService
+  /** A cluster worker's metrics answer for every worker; tests keep process metrics out. */
+  metrics?: Metrics
+  /** Where log lines go instead of stdout. */
+  logStream?: LoggerSettings['stream']
 }
 
 /** The whole service for `config`, ready to `listen` or `inject`; closing it closes the store. */
 export async function buildApp(config: Config, parts: AppParts = {}): Promise<FastifyInstance> {
-  const store = parts.store ?? (await openStore(config.dbUrl))
+  const metrics = parts.metrics ?? createMetrics()
+  const engine = parts.store ?? (await openStore(config))
+  if (engine.connections) metrics.watchConnections(engine.connections.bind(engine))
+  const store = instrumentStore(engine, metrics)
   const tokens = parts.tokens ?? createTokenService(config)
+  const tracing = createRequestTracing(metrics)
 
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: loggerOptions({ level: config.logLevel, production: config.production, stream: parts.logStream }),
+    // One line per request, written by the request tracing, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    requestIdHeader: false,
+    genReqId: requestIdFor,
     bodyLimit: BODY_LIMIT_BYTES,
     // Long path segments still reach the route, so any `{id}` that is not an id gets "Book not found".
     routerOptions: { maxParamLength: 16 * 1024 },
     // Bodies are checked as sent: "2020" is not a year.
     ajv: { customOptions: { coerceTypes: false } },
-    frameworkErrors,
+    frameworkErrors: tracing.frameworkErrors(frameworkErrors),
     clientErrorHandler,
+    // While draining for shutdown, requests already on open connections are served, not refused
+    // with Fastify's own 503 body, which is not the envelope.
+    return503OnClosing: false,
   })
   app.addHook('onClose', () => store.close())
 
+  tracing.register(app)
   answerErrorsWithEnvelope(app)
   parseEveryBodyAsJson(app)
   const answerMissingMethods = methodNotAllowed(app)
+  await serveOpenApi(app)
 
+  await app.register(operationRoutes, { store, metrics })
   await app.register(tokenRoutes, { tokens, checkCredentials: createCredentialCheck(config.username, config.password) })
   await app.register(bookRoutes, { store, tokens })
+  await serveApiReference(app)
   await app.register(answerMissingMethods)
   return app
 }

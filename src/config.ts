@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { parseEnv } from 'node:util'
 
 export type Env = Record<string, string | undefined>
@@ -8,12 +9,22 @@ export interface Config {
   port: number
   host: string
   dbUrl: string
+  /** Most connections one instance holds to PostgreSQL. */
+  dbPoolSize: number
+  /** Longest wait to open one new PostgreSQL connection. */
+  dbConnectTimeoutMs: number
+  /** Longest a store operation may take, waiting for a connection included, before the request answers 503. */
+  dbQueryTimeoutMs: number
   secret: string
   previousSecret: string | undefined
   username: string
   password: string
   logLevel: string
   production: boolean
+  /** Worker processes sharing the port; 1 runs the service in this process. */
+  workers: number
+  /** How long requests in flight may take to finish once a shutdown signal arrives. */
+  shutdownGraceMs: number
   /** Said once at start-up: what was generated because it was not configured. */
   notices: string[]
 }
@@ -46,6 +57,28 @@ function parsePort(raw: string | undefined): number {
   if (raw === undefined) return 8080
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
     throw new ConfigError(`PORT must be a number from 0 to 65535, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+const MAX_WORKERS = 256
+const MAX_GRACE_MS = 10 * 60 * 1000
+
+function parseWorkers(raw: string | undefined): number {
+  if (raw === undefined) return 1
+  if (raw === 'auto') return availableParallelism()
+  if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_WORKERS) {
+    throw new ConfigError(`WORKERS must be "auto" or a number from 1 to ${MAX_WORKERS}, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+/** A whole number from `min` to `max`, or `fallback` when unset. */
+function parseBoundedInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = value(env, name)
+  if (raw === undefined) return fallback
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`)
   }
   return Number(raw)
 }
@@ -97,16 +130,27 @@ export function loadConfig(env: Env): Config {
     notices.push(`AUTH_PASSWORD is not set: log in as "${username}" with the generated password "${password}"`)
   }
 
+  const workers = parseWorkers(value(env, 'WORKERS'))
+  if (workers > 1 && dbUrl === 'sqlite::memory:') {
+    throw new ConfigError('WORKERS above 1 needs a shared store: sqlite::memory: would give each worker its own')
+  }
+
   return {
     port: parsePort(value(env, 'PORT')),
     host: value(env, 'HOST') ?? '0.0.0.0',
     dbUrl,
+    dbPoolSize: parseBoundedInt(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    dbConnectTimeoutMs: parseBoundedInt(env, 'DB_CONNECT_TIMEOUT_MS', 2000, 1, 600_000),
+    // Requests that need an unreachable or stalled store must end within 5 s, so the default stays below.
+    dbQueryTimeoutMs: parseBoundedInt(env, 'DB_QUERY_TIMEOUT_MS', 4000, 1, 600_000),
     secret,
     previousSecret,
     username,
     password,
     logLevel,
     production,
+    workers,
+    shutdownGraceMs: parseBoundedInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, MAX_GRACE_MS),
     notices,
   }
 }

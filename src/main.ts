@@ -1,5 +1,8 @@
-import { buildApp } from './app.ts'
+import cluster from 'node:cluster'
+import { runPrimary, workerMetrics } from './cluster.ts'
 import { ConfigError, loadConfig, readEnv, type Config } from './config.ts'
+import { serve } from './server.ts'
+import { StoreUnavailableError } from './store/store.ts'
 
 let config: Config
 try {
@@ -10,20 +13,11 @@ try {
   process.exit(1)
 }
 
-const app = await buildApp(config)
-for (const notice of config.notices) app.log.warn(notice)
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    app.log.info({ signal }, 'shutting down')
-    app.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        app.log.error({ err }, 'shutdown failed')
-        process.exit(1)
-      },
-    )
-  })
+try {
+  if (config.workers > 1 && cluster.isPrimary) await runPrimary(config)
+  else await serve(config, cluster.isWorker ? { metrics: workerMetrics() } : {})
+} catch (err) {
+  if (!(err instanceof StoreUnavailableError)) throw err
+  console.error(`Store unavailable at start-up: ${(err.cause as Error).message}`)
+  process.exit(1)
 }
-
-await app.listen({ port: config.port, host: config.host })

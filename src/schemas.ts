@@ -1,4 +1,4 @@
-import Type, { type Static, type TSchema } from 'typebox'
+import Type, { type Static, type TSchema, type TSchemaOptions } from 'typebox'
 
 /** Not blank after trimming; no NUL; no lone surrogate (the pattern is compiled in Unicode mode). */
 const Text = Type.String({
@@ -11,19 +11,39 @@ const Year = Type.Integer({ minimum: -9999, maximum: 9999 })
 /** Decimal digits, no sign, no leading zero; the handler also bounds it to 2^53 - 1. */
 export const ID_PATTERN = '^[1-9][0-9]{0,15}$'
 
-export const Book = Type.Object({
-  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-  title: Type.String(),
-  author: Type.String(),
-  year: Type.Integer(),
-})
+/** The book the examples of the API reference show. */
+export const EXAMPLE_BOOK = { id: 1, title: 'Dune', author: 'Frank Herbert', year: 1965 }
 
-export const NewBook = Type.Object({ title: Text, author: Text, year: Year })
-export const BookChanges = Type.Partial(NewBook)
+export const Book = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Assigned by the server, ascending, never reused' }),
+    title: Type.String(),
+    author: Type.String(),
+    year: Type.Integer(),
+  },
+  { examples: [EXAMPLE_BOOK] },
+)
+
+export const NewBook = Type.Object(
+  { title: Text, author: Text, year: Year },
+  { description: 'Members other than these are ignored; `id` is assigned by the server', examples: [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }] },
+)
+export const BookChanges = Type.Partial(NewBook, {
+  description: 'Members present replace the stored values; `{}` changes nothing',
+  examples: [{ year: 1966 }],
+})
 export type NewBook = Static<typeof NewBook>
 export type BookChanges = Static<typeof BookChanges>
 
-export const BookIdParams = Type.Object({ id: Type.String({ pattern: ID_PATTERN }) })
+export const BookIdParams = Type.Object({
+  id: Type.String({ pattern: ID_PATTERN, description: 'A book id: decimal digits, no sign, no leading zero', examples: ['1'] }),
+})
+
+export const IfMatchHeader = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({ description: 'ETags (or `*`): update only while the book still has one of them, else 412', examples: ['"1"'] }),
+  ),
+})
 
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.String({ pattern: '^(?:[1-9][0-9]{0,2}|1000)$', description: '1 to 1000' })),
@@ -31,11 +51,56 @@ export const ListQuery = Type.Object({
 })
 export type ListQuery = Static<typeof ListQuery>
 
-export const LoginRequest = Type.Object({ username: Type.String(), password: Type.String() })
+export const LoginRequest = Type.Object(
+  { username: Type.String(), password: Type.String() },
+  { examples: [{ username: 'admin', password: 'the configured password' }] },
+)
 export type LoginRequest = Static<typeof LoginRequest>
-export const TokenPayload = Type.Object({ token: Type.String() })
+export const TokenPayload = Type.Object({
+  token: Type.String({ description: 'A JWT (HS256) that expires 15 minutes after it was issued; send it as the Authorization header' }),
+})
 
-export function Envelope<T extends TSchema>(data: T) {
-  return Type.Object({ status: Type.Integer(), message: Type.String(), data })
+/** `{status, message, data}`: every answer of the book interface has this shape. */
+export function Envelope<T extends TSchema>(data: T, options: TSchemaOptions = {}) {
+  return Type.Object({ status: Type.Integer(), message: Type.String(), data }, options)
 }
-export const ErrorEnvelope = Envelope(Type.Null())
+
+/** One named example per message the answer can carry, shown in the API reference. */
+function examples(status: number, messages: string[], data: unknown = null) {
+  return Object.fromEntries(messages.map((message) => [message, { value: { status, message, data } }]))
+}
+
+/** The envelope of a success, documented with its one fixed message. */
+export function Success<T extends TSchema>(status: number, message: string, data: T, example: unknown, description: string) {
+  return Envelope(data, { description, 'x-examples': examples(status, [message], example) })
+}
+
+/** The envelope of a failure, documented with every message it can carry. */
+export function Failure(status: number, description: string, ...messages: string[]) {
+  return Envelope(Type.Null(), { description, 'x-examples': examples(status, messages) })
+}
+
+/** Documents the headers an answer carries; serialisation ignores them. */
+export function withHeaders<T extends TSchema>(schema: T, headers: Record<string, string>): T {
+  return { ...schema, headers: Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, Type.String({ description })])) }
+}
+
+export const RETRY_AFTER = { 'Retry-After': 'Seconds to wait before trying again' }
+export const ETAG = { ETag: "The book's current state: send it in `If-Match` to update only that state" }
+
+export const failures = {
+  invalidInput: Failure(400, 'The body or a query parameter breaks the rules of a book or of the list', 'Invalid input'),
+  tokenRefused: Failure(
+    401,
+    'The Authorization header is missing, or its token is malformed, expired or wrongly signed',
+    'Authorization token required',
+    'Invalid token',
+  ),
+  bookNotFound: Failure(404, 'No book has that id (also when the id is not a valid id)', 'Book not found'),
+  tooLarge: Failure(413, 'The body is over 64 KiB', 'Payload too large'),
+  internal: Failure(500, 'An unexpected failure; the log has the details under the request id', 'Internal server error'),
+  storeUnavailable: withHeaders(
+    Failure(503, 'The store cannot be reached or did not answer in time; `Retry-After` says when to try again', 'Service unavailable'),
+    RETRY_AFTER,
+  ),
+}

@@ -1,8 +1,11 @@
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { buildApp, type AppParts } from '../src/app.ts'
 import type { Config } from '../src/config.ts'
+import { createMetrics } from '../src/observability/metrics.ts'
 import { SqliteBookStore } from '../src/store/sqlite.ts'
 import type { BookStore } from '../src/store/store.ts'
+import { openTestPostgresStore } from './support/postgres-store.ts'
+import { postgresUnreachableReason } from './support/postgres.ts'
 
 export const TEST_SECRET = 'a-test-secret-of-at-least-thirty-two-bytes'
 export const TEST_USERNAME = 'librarian'
@@ -13,12 +16,17 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     port: 0,
     host: '127.0.0.1',
     dbUrl: 'sqlite::memory:',
+    dbPoolSize: 2,
+    dbConnectTimeoutMs: 1000,
+    dbQueryTimeoutMs: 2000,
     secret: TEST_SECRET,
     previousSecret: undefined,
     username: TEST_USERNAME,
     password: TEST_PASSWORD,
     logLevel: 'silent',
     production: false,
+    workers: 1,
+    shutdownGraceMs: 10_000,
     notices: [],
     ...overrides,
   }
@@ -31,13 +39,18 @@ export interface StoreEngine {
   open(): Promise<BookStore>
 }
 
+// With CI=true PostgreSQL is never skipped: when it is unreachable, its tests fail.
+const postgresSkip = process.env.CI === 'true' ? undefined : await postgresUnreachableReason()
+
 /** Every engine the behavioural tests run against. */
 export const storeEngines: StoreEngine[] = [
   { name: 'sqlite', open: async () => new SqliteBookStore({ path: ':memory:' }) },
+  { name: 'postgres', skip: postgresSkip, open: openTestPostgresStore },
 ]
 
 export async function buildTestApp(overrides: Partial<Config> = {}, parts: AppParts = {}): Promise<FastifyInstance> {
-  const app = await buildApp(testConfig(overrides), parts)
+  // Process metrics watch the event loop and GC of the whole process: one set per app would pile up.
+  const app = await buildApp(testConfig(overrides), { metrics: createMetrics({ processMetrics: false }), ...parts })
   await app.ready()
   return app
 }

@@ -107,6 +107,8 @@ export function methodNotAllowed(app: FastifyInstance) {
       instance.route({
         method: missing,
         url,
+        // Not an operation of the interface: kept out of the OpenAPI document.
+        schema: { hide: true },
         handler: (_request, reply) =>
           sendError(reply, { status: 405, message: MESSAGES[405]!, headers: { allow } }),
       })

@@ -6,7 +6,21 @@ import { requireToken } from '../auth/require-token.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
-import { Book, BookChanges, BookIdParams, Envelope, ErrorEnvelope, ID_PATTERN, ListQuery, NewBook } from '../schemas.ts'
+import {
+  Book,
+  BookChanges,
+  BookIdParams,
+  ETAG,
+  EXAMPLE_BOOK,
+  Failure,
+  failures,
+  ID_PATTERN,
+  IfMatchHeader,
+  ListQuery,
+  NewBook,
+  Success,
+  withHeaders,
+} from '../schemas.ts'
 import type { BookStore, StoredBook } from '../store/store.ts'
 import { listAll } from './book-list.ts'
 
@@ -26,8 +40,8 @@ const ID = new RegExp(ID_PATTERN)
 
 const bookNotFound = () => new HttpError(404, 'Book not found')
 
-const errors = { '4xx': ErrorEnvelope, '5xx': ErrorEnvelope }
-const oneBook = { ...errors, 200: Envelope(Book) }
+const { invalidInput, tokenRefused, bookNotFound: noSuchBook, tooLarge, internal, storeUnavailable } = failures
+const errors = { 401: tokenRefused, 500: internal, 503: storeUnavailable }
 const security = [{ token: [] }]
 
 /** A path `{id}` that is not an id names no book: 404, before the body is read. */
@@ -69,7 +83,22 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
   books.post(
     '/book',
     {
-      schema: { summary: 'Create a book', security, body: NewBook, response: { ...errors, 201: Envelope(Book) } },
+      schema: {
+        summary: 'Create a book',
+        operationId: 'createBook',
+        tags: ['Books'],
+        security,
+        body: NewBook,
+        response: {
+          201: withHeaders(
+            Success(201, 'Book created successfully', Book, EXAMPLE_BOOK, 'The stored book with its new id'),
+            { Location: 'The path of the new book', ...ETAG },
+          ),
+          400: invalidInput,
+          413: tooLarge,
+          ...errors,
+        },
+      },
       config: { invalidInputMessage: 'Invalid input' },
     },
     async (request, reply) => {
@@ -85,9 +114,19 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     {
       schema: {
         summary: 'List books, ascending by id',
+        description: 'Every book by default; with `limit`, one page, and a `Link` header to the next page while more remain.',
+        operationId: 'listBooks',
+        tags: ['Books'],
         security,
         querystring: ListQuery,
-        response: { ...errors, 200: Envelope(Type.Array(Book)) },
+        response: {
+          200: withHeaders(
+            Success(200, 'Books retrieved successfully', Type.Array(Book), [EXAMPLE_BOOK], 'The books, ascending by id (`[]` when there are none)'),
+            { Link: 'With `limit`, while more books remain: `</books?limit=N&after=ID>; rel="next"`' },
+          ),
+          400: invalidInput,
+          ...errors,
+        },
       },
       config: { invalidInputMessage: 'Invalid input' },
     },
@@ -114,7 +153,18 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
   books.get(
     '/book/:id',
     {
-      schema: { summary: 'Get a book', security, params: BookIdParams, response: oneBook },
+      schema: {
+        summary: 'Get a book',
+        operationId: 'getBook',
+        tags: ['Books'],
+        security,
+        params: BookIdParams,
+        response: {
+          200: withHeaders(Success(200, 'Book retrieved successfully', Book, EXAMPLE_BOOK, 'The book'), ETAG),
+          404: noSuchBook,
+          ...errors,
+        },
+      },
       onRequest: resolveBookId,
     },
     async (request, reply) => {
@@ -130,10 +180,21 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     {
       schema: {
         summary: 'Update a book: members absent from the body keep their values',
+        description: 'The id is checked before the body: a missing book is 404 whatever the body. With `If-Match`, the update happens only while the book still has one of the given ETags.',
+        operationId: 'updateBook',
+        tags: ['Books'],
         security,
         params: BookIdParams,
+        headers: IfMatchHeader,
         body: BookChanges,
-        response: { ...oneBook, 412: ErrorEnvelope },
+        response: {
+          200: withHeaders(Success(200, 'Book updated successfully', Book, { ...EXAMPLE_BOOK, year: 1966 }, 'The updated book'), ETAG),
+          400: invalidInput,
+          404: noSuchBook,
+          412: Failure(412, '`If-Match` names none of the current ETags: nothing was changed', 'Precondition failed'),
+          413: tooLarge,
+          ...errors,
+        },
       },
       config: { invalidInputMessage: 'Invalid input' },
       onRequest: [resolveBookId, requireExistingBook],
@@ -160,7 +221,18 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
   books.delete(
     '/book/:id',
     {
-      schema: { summary: 'Delete a book', security, params: BookIdParams, response: { ...errors, 200: Envelope(Type.Null()) } },
+      schema: {
+        summary: 'Delete a book',
+        operationId: 'deleteBook',
+        tags: ['Books'],
+        security,
+        params: BookIdParams,
+        response: {
+          200: Success(200, 'Book deleted successfully', Type.Null(), null, 'The book is gone; its id is never reused'),
+          404: noSuchBook,
+          ...errors,
+        },
+      },
       onRequest: resolveBookId,
     },
     async (request) => {

@@ -4,7 +4,7 @@ import type { CredentialCheck } from '../auth/credentials.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
-import { Envelope, ErrorEnvelope, LoginRequest, TokenPayload } from '../schemas.ts'
+import { Failure, failures, LoginRequest, RETRY_AFTER, Success, TokenPayload, withHeaders } from '../schemas.ts'
 
 export interface TokenRouteOptions {
   tokens: TokenService
@@ -17,8 +17,25 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
     {
       schema: {
         summary: 'Issue an access token',
+        description: 'Exchanges the configured username and password for a token that the book operations require.',
+        operationId: 'issueToken',
+        tags: ['Tokens'],
+        security: [],
         body: LoginRequest,
-        response: { 200: Envelope(TokenPayload), '4xx': ErrorEnvelope, '5xx': ErrorEnvelope },
+        response: {
+          200: withHeaders(
+            Success(200, 'Token generated successfully', TokenPayload, { token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…' }, 'A token valid for 15 minutes'),
+            { 'Cache-Control': '`no-store`: the answer carries a credential' },
+          ),
+          400: Failure(400, 'The body is not an object with string `username` and `password`', 'Invalid request payload'),
+          401: Failure(401, 'The username or the password is wrong', 'Invalid credentials'),
+          413: failures.tooLarge,
+          429: withHeaders(
+            Failure(429, 'Too many failed logins from this address; `Retry-After` says when to try again', 'Too many requests'),
+            RETRY_AFTER,
+          ),
+          500: Failure(500, 'The token could not be signed, or another unexpected failure', 'Could not generate token', 'Internal server error'),
+        },
       },
       config: { invalidInputMessage: 'Invalid request payload' },
     },

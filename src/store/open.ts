@@ -1,8 +1,23 @@
+import type { Config } from '../config.ts'
+import { PostgresBookStore } from './postgres.ts'
 import { SqliteBookStore, sqlitePath } from './sqlite.ts'
 import type { BookStore } from './store.ts'
 
+export type StoreConfig = Pick<Config, 'dbUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbQueryTimeoutMs'>
+
 /** Opens the store that `DB_URL` names and brings its schema up to date. */
-export async function openStore(dbUrl: string): Promise<BookStore> {
-  if (dbUrl.startsWith('sqlite:')) return new SqliteBookStore({ path: sqlitePath(dbUrl) })
+export async function openStore(config: StoreConfig): Promise<BookStore> {
+  const { dbUrl } = config
+  if (dbUrl.startsWith('sqlite:')) {
+    return new SqliteBookStore({ path: sqlitePath(dbUrl), busyTimeoutMs: config.dbQueryTimeoutMs })
+  }
+  if (/^postgres(ql)?:\/\//.test(dbUrl)) {
+    return PostgresBookStore.open({
+      url: dbUrl,
+      poolSize: config.dbPoolSize,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      queryTimeoutMs: config.dbQueryTimeoutMs,
+    })
+  }
   throw new Error(`No store for ${dbUrl.split(':')[0]} URLs`)
 }

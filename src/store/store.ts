@@ -49,7 +49,17 @@ export interface BookStore {
   delete(id: number): Promise<boolean>
   /** Resolves when the engine answers. */
   ping(): Promise<void>
+  /** The state of the engine's connection pool, for metrics; absent where the driver has no pool. */
+  connections?(): ConnectionStats
   close(): Promise<void>
+}
+
+export interface ConnectionStats {
+  /** Open connections, in use or idle. */
+  total: number
+  idle: number
+  /** Queries waiting for a connection. */
+  waiting: number
 }
 
 /** The engine cannot be reached or did not answer in time; the request may succeed later. */

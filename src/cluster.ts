@@ -1,0 +1,150 @@
+import cluster, { type Worker } from 'node:cluster'
+import { pino } from 'pino'
+import { AggregatorRegistry } from 'prom-client'
+import type { Config } from './config.ts'
+import { loggerOptions } from './observability/logger.ts'
+import { createMetrics, type Metrics } from './observability/metrics.ts'
+import { SHUTDOWN_SIGNALS } from './server.ts'
+import { openStore } from './store/open.ts'
+
+const METRICS_REQUEST = 'book-catalogue:metrics-request'
+const METRICS_ANSWER = 'book-catalogue:metrics-answer'
+const METRICS_TIMEOUT_MS = 5000
+
+/** A worker that dies sooner than this after starting counts as failing at start-up. */
+const STABLE_AFTER_MS = 10_000
+const FIRST_RESTART_DELAY_MS = 100
+const MAX_RESTART_DELAY_MS = 30_000
+/** Beyond the workers' own grace period, before the primary kills them. */
+const EXIT_MARGIN_MS = 5000
+
+/** How long to wait before replacing a dead worker, after `earlyDeaths` workers in a row died early. */
+export function restartDelayMs(earlyDeaths: number): number {
+  return Math.min(FIRST_RESTART_DELAY_MS * 2 ** earlyDeaths, MAX_RESTART_DELAY_MS)
+}
+
+interface MetricsRequest {
+  type: typeof METRICS_REQUEST
+  id: number
+}
+interface MetricsAnswer {
+  type: typeof METRICS_ANSWER
+  id: number
+  text?: string
+  error?: string
+}
+
+/**
+ * The primary of `WORKERS=n`: migrates the store once, forks the workers that share the
+ * port, restarts any that dies (backing off while they keep dying early), answers the
+ * workers' requests for the metrics of all of them, and stops them all on SIGTERM or SIGINT.
+ */
+export async function runPrimary(config: Config): Promise<void> {
+  const log = pino(loggerOptions({ level: config.logLevel, production: config.production }))
+  for (const notice of config.notices) log.warn(notice)
+
+  await (await openStore(config)).close()
+
+  // Generated secrets are decided once here, so a token issued by one worker verifies in every other.
+  const env = { SECRET_TOKEN: config.secret, AUTH_USERNAME: config.username, AUTH_PASSWORD: config.password }
+  const startedAt = new Map<number, number>()
+  const fork = () => {
+    const worker = cluster.fork(env)
+    startedAt.set(worker.id, Date.now())
+  }
+
+  let stopping = false
+  let everyExitClean = true
+  let earlyDeaths = 0
+  cluster.on('exit', (worker: Worker, code: number | null, signal: string | null) => {
+    const lived = Date.now() - (startedAt.get(worker.id) ?? 0)
+    startedAt.delete(worker.id)
+    if (stopping) {
+      if (code !== 0) everyExitClean = false
+      if (startedAt.size === 0) {
+        log.info('all workers stopped')
+        process.exit(everyExitClean ? 0 : 1)
+      }
+      return
+    }
+    earlyDeaths = lived < STABLE_AFTER_MS ? earlyDeaths + 1 : 0
+    const delay = restartDelayMs(earlyDeaths)
+    log.error({ workerPid: worker.process.pid, code, signal, restartInMs: delay }, 'worker died: starting another')
+    setTimeout(() => {
+      if (!stopping) fork()
+    }, delay)
+  })
+
+  const aggregator = new AggregatorRegistry()
+  cluster.on('message', (worker: Worker, message: MetricsRequest) => {
+    if (message?.type !== METRICS_REQUEST) return
+    const answer = (fields: Partial<MetricsAnswer>) => {
+      if (worker.isConnected()) worker.send({ type: METRICS_ANSWER, id: message.id, ...fields })
+    }
+    aggregator.clusterMetrics().then(
+      (text) => answer({ text }),
+      (err: unknown) => answer({ error: String(err) }),
+    )
+  })
+
+  for (const signal of SHUTDOWN_SIGNALS) {
+    process.on(signal, () => {
+      if (stopping) return
+      stopping = true
+      log.info({ signal, workers: startedAt.size }, 'shutting down: stopping the workers')
+      if (startedAt.size === 0) process.exit(0)
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
+      setTimeout(() => {
+        log.error('workers did not stop in time: killing them')
+        for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL')
+        process.exit(1)
+      }, config.shutdownGraceMs + EXIT_MARGIN_MS).unref()
+    })
+  }
+
+  log.info({ workers: config.workers }, 'starting workers')
+  for (let i = 0; i < config.workers; i++) fork()
+}
+
+/** A worker's metrics: `GET /metrics` on any worker answers the sum over every worker. */
+export function workerMetrics(): Metrics {
+  const pending = new Map<number, { resolve: (text: string) => void; reject: (err: Error) => void }>()
+  let nextId = 0
+  process.on('message', (message: MetricsAnswer) => {
+    if (message?.type !== METRICS_ANSWER) return
+    const waiting = pending.get(message.id)
+    if (message.text !== undefined) waiting?.resolve(message.text)
+    else waiting?.reject(new Error(message.error ?? 'no metrics from the primary'))
+  })
+
+  const askPrimary = () =>
+    new Promise<string>((resolve, reject) => {
+      const id = nextId++
+      const timer = setTimeout(() => {
+        pending.delete(id)
+        reject(new Error('the primary did not answer with metrics in time'))
+      }, METRICS_TIMEOUT_MS)
+      const settle = () => {
+        clearTimeout(timer)
+        pending.delete(id)
+      }
+      pending.set(id, {
+        resolve: (text) => {
+          settle()
+          resolve(text)
+        },
+        reject: (err) => {
+          settle()
+          reject(err)
+        },
+      })
+      process.send?.({ type: METRICS_REQUEST, id } satisfies MetricsRequest)
+    })
+
+  const metrics = createMetrics({ render: askPrimary })
+  // Constructing an AggregatorRegistry in a worker makes it answer the primary's
+  // collection requests with the registries set here.
+  AggregatorRegistry.setRegistries([metrics.registry])
+  new AggregatorRegistry()
+  return metrics
+}

@@ -1,0 +1,78 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { ConnectionStats } from '../store/store.ts'
+
+/** Label of requests that matched no route, so unknown URLs cannot grow the label set. */
+export const UNMATCHED_ROUTE = 'unmatched'
+
+export type StoreOutcome = 'ok' | 'unavailable' | 'error'
+
+export interface Metrics {
+  readonly contentType: string
+  /** The exposition text that `GET /metrics` answers. */
+  render(): Promise<string>
+  observeRequest(method: string, route: string, status: number, seconds: number): void
+  observeStore(operation: string, outcome: StoreOutcome, seconds: number): void
+  /** Reports the store's connection pool, read at every scrape. */
+  watchConnections(read: () => ConnectionStats): void
+}
+
+export interface MetricsOptions {
+  /** CPU, memory, event loop and GC of the process; off where many instances share a process. */
+  processMetrics?: boolean
+  /** How the exposition is produced from the registry; a cluster worker asks the primary for every worker's. */
+  render?: (registry: Registry) => Promise<string>
+}
+
+export function createMetrics({ processMetrics = true, render }: MetricsOptions = {}): Metrics & { registry: Registry } {
+  const registry = new Registry()
+  if (processMetrics) collectDefaultMetrics({ register: registry })
+
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  })
+  const requestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to finishing its answer, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  })
+  const storeDuration = new Histogram({
+    name: 'book_store_operation_duration_seconds',
+    help: 'Time the store took per operation, by operation and outcome',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
+    registers: [registry],
+  })
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: render ? () => render(registry) : () => registry.metrics(),
+    observeRequest(method, route, status, seconds) {
+      const labels = { method, route, status: String(status) }
+      requests.inc(labels)
+      requestDuration.observe(labels, seconds)
+    },
+    observeStore(operation, outcome, seconds) {
+      storeDuration.observe({ operation, outcome }, seconds)
+    },
+    watchConnections(read) {
+      new Gauge({
+        name: 'book_store_connections',
+        help: "The store's connection pool: open connections (total), idle ones, and queries waiting for one",
+        labelNames: ['state'] as const,
+        registers: [registry],
+        collect() {
+          const { total, idle, waiting } = read()
+          this.set({ state: 'total' }, total)
+          this.set({ state: 'idle' }, idle)
+          this.set({ state: 'waiting' }, waiting)
+        },
+      })
+    },
+  }
+}

@@ -1,0 +1,30 @@
+import type { Metrics, StoreOutcome } from '../observability/metrics.ts'
+import { StoreUnavailableError, type BookStore } from './store.ts'
+
+function outcomeOf(err: unknown): StoreOutcome {
+  return err instanceof StoreUnavailableError ? 'unavailable' : 'error'
+}
+
+/** The same store, with the duration and outcome of every operation recorded, whatever the engine. */
+export function instrumentStore(store: BookStore, metrics: Pick<Metrics, 'observeStore'>): BookStore {
+  async function timed<R>(operation: string, run: () => Promise<R>): Promise<R> {
+    const started = performance.now()
+    try {
+      const result = await run()
+      metrics.observeStore(operation, 'ok', (performance.now() - started) / 1000)
+      return result
+    } catch (err) {
+      metrics.observeStore(operation, outcomeOf(err), (performance.now() - started) / 1000)
+      throw err
+    }
+  }
+  return {
+    create: (book) => timed('create', () => store.create(book)),
+    get: (id) => timed('get', () => store.get(id)),
+    list: (after, limit) => timed('list', () => store.list(after, limit)),
+    update: (id, changes, expected) => timed('update', () => store.update(id, changes, expected)),
+    delete: (id) => timed('delete', () => store.delete(id)),
+    ping: () => timed('ping', () => store.ping()),
+    close: () => store.close(),
+  }
+}

@@ -1,0 +1,126 @@
+import pg, { type QueryResultRow } from 'pg'
+import { classifyPostgresError } from './postgres-errors.ts'
+import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
+import {
+  StoreUnavailableError,
+  type Book,
+  type BookChanges,
+  type BookStore,
+  type NewBook,
+  type StoredBook,
+  type UpdateResult,
+} from './store.ts'
+
+export interface PostgresOptions {
+  /** A `postgres://` or `postgresql://` connection string. */
+  url: string
+  /** Most connections held at once. */
+  poolSize: number
+  /** Longest wait to open one connection. */
+  connectTimeoutMs: number
+  /** Longest one operation may take, waiting for a connection included. */
+  queryTimeoutMs: number
+}
+
+// bigint ids and revisions arrive as text; the identity's ceiling keeps them exact as numbers.
+const types = new pg.TypeOverrides()
+types.setTypeParser(pg.types.builtins.INT8, Number)
+
+const COLUMNS = 'id, title, author, year, revision'
+const INSERT = `INSERT INTO books (title, author, year) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`
+const SELECT = `SELECT ${COLUMNS} FROM books WHERE id = $1`
+const EXISTS = 'SELECT 1 FROM books WHERE id = $1'
+const PAGE = 'SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2'
+// One statement, so a concurrent write cannot slip between the revision check and the change.
+const UPDATE = `UPDATE books
+  SET title = coalesce($1, title), author = coalesce($2, author), year = coalesce($3, year),
+      revision = revision + 1
+  WHERE id = $4 AND ($5::bigint[] IS NULL OR revision = ANY ($5))
+  RETURNING ${COLUMNS}`
+const DELETE = 'DELETE FROM books WHERE id = $1'
+
+/**
+ * Settles like `work`, or fails as unavailable after `ms`. The driver's own timeouts apply to
+ * each step (waiting for a connection, opening one, the query); this bounds their sum.
+ */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailableError(new Error(`No answer within ${ms} ms`))), ms)
+  })
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
+}
+
+export class PostgresBookStore implements BookStore {
+  readonly #pool: pg.Pool
+  readonly #queryTimeoutMs: number
+
+  private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {
+    this.#queryTimeoutMs = queryTimeoutMs
+    this.#pool = new pg.Pool({
+      connectionString: url,
+      max: poolSize,
+      connectionTimeoutMillis: connectTimeoutMs,
+      // A stalled server never answers, so the client stops waiting for it on its own clock.
+      query_timeout: queryTimeoutMs,
+      // The server gives up too, so a statement abandoned by its client stops holding locks.
+      statement_timeout: queryTimeoutMs,
+      keepAlive: true,
+      application_name: APPLICATION_NAME,
+      types,
+    })
+    // An idle connection that breaks (server restart, network cut) is dropped by the pool and
+    // reported here; the next operation opens a fresh one, and its failure is what a request sees.
+    this.#pool.on('error', () => {})
+  }
+
+  /** Brings the schema up to date, then serves; fails with StoreUnavailableError when unreachable. */
+  static async open(options: PostgresOptions): Promise<PostgresBookStore> {
+    try {
+      await migratePostgres(options.url, options.connectTimeoutMs)
+    } catch (err) {
+      throw classifyPostgresError(err)
+    }
+    return new PostgresBookStore(options)
+  }
+
+  async #query<R extends QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await withDeadline(this.#pool.query<R>(text, values), this.#queryTimeoutMs)
+    } catch (err) {
+      throw classifyPostgresError(err)
+    }
+  }
+
+  async create(book: NewBook): Promise<StoredBook> {
+    const { rows } = await this.#query<StoredBook>(INSERT, [book.title, book.author, book.year])
+    return rows[0]!
+  }
+
+  async get(id: number): Promise<StoredBook | undefined> {
+    return (await this.#query<StoredBook>(SELECT, [id])).rows[0]
+  }
+
+  async list(after: number, limit: number): Promise<Book[]> {
+    return (await this.#query<Book>(PAGE, [after, limit])).rows
+  }
+
+  async update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
+    const { title = null, author = null, year = null } = changes
+    const { rows } = await this.#query<StoredBook>(UPDATE, [title, author, year, id, expectedRevisions ?? null])
+    if (rows[0]) return { outcome: 'updated', book: rows[0] }
+    return { outcome: (await this.#query(EXISTS, [id])).rowCount ? 'stale' : 'missing' }
+  }
+
+  async delete(id: number): Promise<boolean> {
+    return ((await this.#query(DELETE, [id])).rowCount ?? 0) > 0
+  }
+
+  async ping(): Promise<void> {
+    await this.#query('SELECT 1', [])
+  }
+
+  async close(): Promise<void> {
+    if (!this.#pool.ending) await this.#pool.end()
+  }
+}

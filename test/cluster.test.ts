@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { restartDelayMs } from '../src/cluster.ts'
+import { TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
+import { startService, type LogLine } from './service-process.ts'
+
+const WRITES = 200
+
+const isListening = (line: LogLine) => /^Server listening at /.test(line.msg ?? '')
+
+describe('WORKERS=2', { timeout: 90_000 }, () => {
+  it('shares the port, creates and updates concurrently without a failure, sums metrics, restarts a dead worker and stops on SIGTERM', async () => {
+    const service = startService({ WORKERS: '2' })
+    try {
+      const port = await service.port()
+      await service.waitForLine((line) => service.lines.filter(isListening).length === 2 && isListening(line))
+      const workerPids = new Set(service.lines.filter(isListening).map((line) => line.pid))
+      assert.equal(workerPids.size, 2)
+      assert.ok(!workerPids.has(service.child.pid))
+
+      const base = `http://127.0.0.1:${port}`
+      const login = await fetch(`${base}/token`, {
+        method: 'POST',
+        body: JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }),
+      })
+      const { token } = ((await login.json()) as { data: { token: string } }).data
+
+      const answers = await Promise.all(
+        Array.from({ length: WRITES }, async (_, i) => {
+          const res = await fetch(`${base}/book`, {
+            method: 'POST',
+            headers: { authorization: token },
+            body: JSON.stringify({ title: `Book ${i}`, author: 'Concurrent', year: 2000 }),
+          })
+          return { status: res.status, body: (await res.json()) as { data: { id: number } } }
+        }),
+      )
+      const failures = answers.filter((answer) => answer.status !== 201)
+      assert.deepEqual(failures, [])
+      assert.equal(new Set(answers.map((answer) => answer.body.data.id)).size, WRITES)
+
+      const first = answers[0]!.body.data.id
+      const updates = await Promise.all(
+        Array.from({ length: WRITES / 2 }, async (_, i) => {
+          const res = await fetch(`${base}/book/${first}`, {
+            method: 'PUT',
+            headers: { authorization: token },
+            body: JSON.stringify({ year: 1000 + i }),
+          })
+          return { status: res.status, body: await res.text() }
+        }),
+      )
+      assert.deepEqual(updates.filter((answer) => answer.status !== 200), [])
+
+      const servedBy = new Set(
+        service.lines.filter((line) => line.route === '/book' && line.status === 201).map((line) => line.pid),
+      )
+      assert.deepEqual(servedBy, workerPids, 'both workers took writes')
+
+      const list = (await (await fetch(`${base}/books`, { headers: { authorization: token } })).json()) as { data: unknown[] }
+      assert.equal(list.data.length, WRITES)
+
+      const metrics = await (await fetch(`${base}/metrics`)).text()
+      assert.match(metrics, new RegExp(`^http_requests_total\\{method="POST",route="/book",status="201"\\} ${WRITES}$`, 'm'))
+
+      const [victim] = workerPids
+      process.kill(victim!, 'SIGKILL')
+      await service.waitForLine((line) => line.msg === 'worker died: starting another' && line.workerPid === victim)
+      await service.waitForLine((line) => isListening(line) && !workerPids.has(line.pid))
+      for (let i = 0; i < 4; i++) {
+        assert.equal((await fetch(`${base}/healthz`)).status, 200)
+      }
+
+      service.child.kill('SIGTERM')
+      assert.deepEqual(await service.exited, { code: 0, signal: null })
+      assert.ok(service.lines.some((line) => line.msg === 'all workers stopped'))
+    } finally {
+      service.child.kill('SIGKILL')
+    }
+  })
+})
+
+describe('restart back-off', () => {
+  it('doubles while workers keep dying early, up to 30 s', () => {
+    assert.deepEqual([0, 1, 2, 3].map(restartDelayMs), [100, 200, 400, 800])
+    assert.equal(restartDelayMs(20), 30_000)
+  })
+})

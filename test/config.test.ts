@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it, test } from 'node:test'
+import { ConfigError, loadConfig, readEnv } from '../src/config.ts'
+import { buildTestApp } from './helpers.ts'
+
+const production = {
+  NODE_ENV: 'production',
+  SECRET_TOKEN: 's'.repeat(32),
+  AUTH_USERNAME: 'librarian',
+  AUTH_PASSWORD: 'a long passphrase',
+}
+
+function refusal(env: Record<string, string>): string {
+  try {
+    loadConfig(env)
+  } catch (err) {
+    assert.ok(err instanceof ConfigError)
+    return err.message
+  }
+  assert.fail('the configuration was accepted')
+}
+
+describe('configuration', () => {
+  test('defaults: port 8080, all addresses, ./data/books.db, log level info', () => {
+    const config = loadConfig({})
+    assert.equal(config.port, 8080)
+    assert.equal(config.host, '0.0.0.0')
+    assert.equal(config.dbUrl, 'sqlite:./data/books.db')
+    assert.equal(config.logLevel, 'info')
+    assert.equal(config.previousSecret, undefined)
+  })
+
+  test('PORT, HOST, DB_URL, SECRET_TOKEN, SECRET_TOKEN_PREVIOUS, AUTH_*, LOG_LEVEL are read', () => {
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DB_URL: 'sqlite::memory:',
+      SECRET_TOKEN: 'current',
+      SECRET_TOKEN_PREVIOUS: 'previous',
+      AUTH_USERNAME: 'u',
+      AUTH_PASSWORD: 'p',
+      LOG_LEVEL: 'debug',
+    })
+    assert.deepEqual(
+      [config.port, config.host, config.dbUrl, config.secret, config.previousSecret, config.username, config.password, config.logLevel],
+      [0, '127.0.0.1', 'sqlite::memory:', 'current', 'previous', 'u', 'p', 'debug'],
+    )
+    assert.deepEqual(config.notices, [])
+  })
+
+  for (const port of ['-1', '65536', 'http', '80.5']) {
+    test(`PORT=${port} is refused, naming PORT`, () => assert.match(refusal({ PORT: port }), /^PORT /))
+  }
+
+  for (const url of ['sqlite:./books.db', 'sqlite:/var/lib/books.db', 'sqlite::memory:', 'postgres://u@h/db', 'postgresql://u@h:5432/db']) {
+    test(`DB_URL ${url} is accepted`, () => assert.equal(loadConfig({ DB_URL: url }).dbUrl, url))
+  }
+
+  for (const url of ['mysql://u@h/db', 'http://example.org', './books.db', 'sqlite', 'postgres:/missing-slash']) {
+    test(`DB_URL ${url} is refused, naming the variable and the accepted forms`, () => {
+      const message = refusal({ DB_URL: url })
+      assert.match(message, /^DB_URL /)
+      for (const form of ['sqlite:PATH', 'sqlite::memory:', 'postgres://', 'postgresql://']) assert.ok(message.includes(form), form)
+    })
+  }
+
+  test('LOG_LEVEL outside the pino levels is refused', () => assert.match(refusal({ LOG_LEVEL: 'loud' }), /^LOG_LEVEL /))
+
+  test('LOG_LEVEL sets the level of the service log', async () => {
+    const app = await buildTestApp({ logLevel: 'warn' })
+    assert.equal(app.log.level, 'warn')
+    await app.close()
+  })
+
+  describe('first run with nothing configured', () => {
+    test('a random secret, with a notice that tokens will not survive a restart', () => {
+      const [first, second] = [loadConfig({}), loadConfig({})]
+      assert.notEqual(first.secret, second.secret)
+      assert.ok(Buffer.byteLength(first.secret) >= 32)
+      assert.ok(first.notices.some((notice) => /SECRET_TOKEN.*restart/.test(notice)))
+    })
+
+    test('username admin and a random password, told once', () => {
+      const [first, second] = [loadConfig({}), loadConfig({})]
+      assert.equal(first.username, 'admin')
+      assert.notEqual(first.password, second.password)
+      assert.ok(first.password.length >= 12)
+      assert.equal(first.notices.filter((notice) => notice.includes(first.password)).length, 1)
+    })
+
+    test('a configured username keeps a generated password', () => {
+      const config = loadConfig({ AUTH_USERNAME: 'curator' })
+      assert.equal(config.username, 'curator')
+      assert.ok(config.notices.some((notice) => notice.includes('curator') && notice.includes(config.password)))
+    })
+  })
+
+  describe('NODE_ENV=production', () => {
+    test('a complete configuration starts, with nothing generated and no notices', () => {
+      const config = loadConfig(production)
+      assert.equal(config.production, true)
+      assert.equal(config.secret, production.SECRET_TOKEN)
+      assert.deepEqual(config.notices, [])
+    })
+
+    for (const name of ['SECRET_TOKEN', 'AUTH_USERNAME', 'AUTH_PASSWORD'] as const) {
+      test(`a missing ${name} stops start-up, naming it`, () => {
+        assert.match(refusal({ ...production, [name]: undefined } as Record<string, string>), new RegExp(`^${name} `))
+        assert.match(refusal({ ...production, [name]: '' }), new RegExp(`^${name} `))
+      })
+    }
+
+    test('a SECRET_TOKEN shorter than 32 bytes stops start-up', () => {
+      assert.match(refusal({ ...production, SECRET_TOKEN: 's'.repeat(31) }), /^SECRET_TOKEN .*32 bytes/)
+      assert.equal(loadConfig({ ...production, SECRET_TOKEN: 'é'.repeat(16) }).secret, 'é'.repeat(16))
+    })
+
+    test('a SECRET_TOKEN_PREVIOUS shorter than 32 bytes stops start-up', () => {
+      assert.match(refusal({ ...production, SECRET_TOKEN_PREVIOUS: 'short' }), /^SECRET_TOKEN_PREVIOUS /)
+    })
+  })
+
+  describe('.env', () => {
+    test('is read from the directory when present; real environment variables win', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'books-env-'))
+      writeFileSync(join(dir, '.env'), 'AUTH_USERNAME=from-file\nAUTH_PASSWORD="quoted secret"\n# a comment\nPORT=9000\n')
+      const env = readEnv(dir, { PORT: '9100' })
+      assert.equal(env.AUTH_USERNAME, 'from-file')
+      assert.equal(env.AUTH_PASSWORD, 'quoted secret')
+      assert.equal(env.PORT, '9100')
+    })
+
+    test('is optional', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'books-env-'))
+      assert.deepEqual(readEnv(dir, { PORT: '1' }), { PORT: '1' })
+    })
+  })
+})
+
+describe('database settings', () => {
+  it('default to a pool of 10 and timeouts that answer within 5 seconds', () => {
+    const config = loadConfig({})
+    assert.equal(config.dbPoolSize, 10)
+    assert.equal(config.dbConnectTimeoutMs, 2000)
+    assert.equal(config.dbQueryTimeoutMs, 4000)
+  })
+
+  it('are read from DB_POOL_SIZE, DB_CONNECT_TIMEOUT_MS and DB_QUERY_TIMEOUT_MS', () => {
+    const config = loadConfig({ DB_POOL_SIZE: '3', DB_CONNECT_TIMEOUT_MS: '250', DB_QUERY_TIMEOUT_MS: '750' })
+    assert.equal(config.dbPoolSize, 3)
+    assert.equal(config.dbConnectTimeoutMs, 250)
+    assert.equal(config.dbQueryTimeoutMs, 750)
+  })
+
+  for (const [name, bad] of [
+    ['DB_POOL_SIZE', '0'],
+    ['DB_POOL_SIZE', '1001'],
+    ['DB_POOL_SIZE', 'ten'],
+    ['DB_CONNECT_TIMEOUT_MS', '-5'],
+    ['DB_CONNECT_TIMEOUT_MS', '1.5'],
+    ['DB_QUERY_TIMEOUT_MS', '0'],
+    ['DB_QUERY_TIMEOUT_MS', '4s'],
+  ] as const) {
+    it(`refuse ${name}=${bad}, naming the variable`, () => {
+      assert.throws(() => loadConfig({ [name]: bad }), (err: unknown) => {
+        assert.ok(err instanceof ConfigError)
+        assert.match(err.message, new RegExp(`^${name} must be a whole number`))
+        return true
+      })
+    })
+  }
+
+  it('accept postgres:// and postgresql:// URLs', () => {
+    assert.equal(loadConfig({ DB_URL: 'postgres://db.example/books' }).dbUrl, 'postgres://db.example/books')
+    assert.equal(loadConfig({ DB_URL: 'postgresql://db.example/books' }).dbUrl, 'postgresql://db.example/books')
+  })
+})
+
+describe('WORKERS', () => {
+  it('is 1 by default, a number when given one, and the CPU count for "auto"', () => {
+    assert.equal(loadConfig({}).workers, 1)
+    assert.equal(loadConfig({ WORKERS: '3' }).workers, 3)
+    assert.equal(loadConfig({ WORKERS: 'auto' }).workers, availableParallelism())
+  })
+
+  it('refuses anything else, naming the variable', () => {
+    for (const raw of ['0', '-1', '1.5', 'two', '257', ' 2']) {
+      assert.throws(() => loadConfig({ WORKERS: raw }), (err: Error) => err instanceof ConfigError && /^WORKERS /.test(err.message), raw)
+    }
+  })
+
+  it('refuses more than one worker on a store that each process would have to itself', () => {
+    assert.throws(() => loadConfig({ WORKERS: '2', DB_URL: 'sqlite::memory:' }), ConfigError)
+    assert.equal(loadConfig({ WORKERS: '2', DB_URL: 'sqlite:./data/books.db' }).workers, 2)
+  })
+})
+
+describe('SHUTDOWN_GRACE_MS', () => {
+  it('is 10 s by default and any whole number of milliseconds up to 10 minutes', () => {
+    assert.equal(loadConfig({}).shutdownGraceMs, 10_000)
+    assert.equal(loadConfig({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs, 0)
+    assert.equal(loadConfig({ SHUTDOWN_GRACE_MS: '600000' }).shutdownGraceMs, 600_000)
+  })
+
+  it('refuses anything else, naming the variable', () => {
+    for (const raw of ['-1', '1.5', '10s', '600001']) {
+      assert.throws(() => loadConfig({ SHUTDOWN_GRACE_MS: raw }), /^ConfigError: SHUTDOWN_GRACE_MS |SHUTDOWN_GRACE_MS must/, raw)
+    }
+  })
+})

@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict'
+import { connect } from 'node:net'
+import { after, before, describe, test } from 'node:test'
+import type { FastifyInstance } from 'fastify'
+import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { StoreUnavailableError, type BookStore } from '../../src/store/store.ts'
+import { buildTestApp, dune, issueToken } from '../helpers.ts'
+
+const envelopeOf = (status: number, message: string) => ({ status, message, data: null })
+
+/** A store whose every call fails with `error`. */
+function failingStore(error: () => Error): BookStore {
+  const store = new SqliteBookStore({ path: ':memory:' })
+  const fail = async () => {
+    throw error()
+  }
+  return { create: fail, get: fail, list: fail, update: fail, delete: fail, ping: fail, close: () => store.close() }
+}
+
+describe('framework errors keep the envelope', () => {
+  let app: FastifyInstance
+  let token: string
+  before(async () => {
+    app = await buildTestApp()
+    token = await issueToken(app)
+  })
+  after(() => app.close())
+
+  for (const [method, url] of [['GET', '/'], ['GET', '/nothing'], ['POST', '/books/1'], ['GET', '/book/1/extra'], ['GET', '/BOOKS'], ['DELETE', '/token/1']] as const) {
+    test(`404 Not found for ${method} ${url}, without asking for a token`, async () => {
+      const res = await app.inject({ method, url })
+      assert.equal(res.statusCode, 404)
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+      assert.deepEqual(res.json(), envelopeOf(404, 'Not found'))
+    })
+  }
+
+  const wrongMethods: Array<[string, string, string]> = [
+    ['GET', '/token', 'POST'],
+    ['DELETE', '/books', 'GET, HEAD'],
+    ['PATCH', '/book/1', 'DELETE, GET, HEAD, PUT'],
+    ['POST', '/book/1', 'DELETE, GET, HEAD, PUT'],
+    ['PUT', '/book', 'POST'],
+    ['OPTIONS', '/books', 'GET, HEAD'],
+  ]
+  for (const [method, url, allow] of wrongMethods) {
+    test(`405 Method not allowed for ${method} ${url}, with Allow: ${allow}`, async () => {
+      const res = await app.inject({ method: method as 'GET', url })
+      assert.equal(res.statusCode, 405)
+      assert.equal(res.headers.allow, allow)
+      assert.deepEqual(res.json(), envelopeOf(405, 'Method not allowed'))
+    })
+  }
+
+  test('413 Payload too large for a body over 64 KiB; 64 KiB itself is read', async () => {
+    const padding = (size: number) => JSON.stringify({ ...dune, note: 'x'.repeat(size) })
+    const over = await app.inject({ method: 'POST', url: '/book', headers: { authorization: token }, payload: padding(64 * 1024) })
+    assert.equal(over.statusCode, 413)
+    assert.deepEqual(over.json(), envelopeOf(413, 'Payload too large'))
+    const body = padding(0)
+    const exact = body.slice(0, -1) + ',"pad":"' + 'y'.repeat(64 * 1024 - body.length - 9) + '"}'
+    assert.equal(Buffer.byteLength(exact), 64 * 1024)
+    const atLimit = await app.inject({ method: 'POST', url: '/book', headers: { authorization: token }, payload: exact })
+    assert.equal(atLimit.statusCode, 201)
+  })
+
+  test('413 also for a login body over 64 KiB', async () => {
+    const res = await app.inject({ method: 'POST', url: '/token', payload: { username: 'x'.repeat(70 * 1024), password: 'y' } })
+    assert.deepEqual(res.json(), envelopeOf(413, 'Payload too large'))
+  })
+
+  test('400 Bad request for a URL that cannot be decoded', async () => {
+    const res = await app.inject({ method: 'GET', url: '/book/%E0%A4%A', headers: { authorization: token } })
+    assert.deepEqual(res.json(), envelopeOf(400, 'Bad request'))
+  })
+})
+
+describe('store failures', () => {
+  test('500 Internal server error with nothing internal in the body', async () => {
+    const secret = 'SQLITE_CORRUPT at /var/lib/books.db: SELECT * FROM books'
+    const app = await buildTestApp({}, { store: failingStore(() => new Error(secret)) })
+    try {
+      const token = await issueToken(app)
+      for (const [method, url] of [['GET', '/books'], ['GET', '/book/1'], ['POST', '/book'], ['DELETE', '/book/1']] as const) {
+        const res = await app.inject({ method, url, headers: { authorization: token }, payload: method === 'POST' ? dune : undefined })
+        assert.equal(res.statusCode, 500, `${method} ${url}`)
+        assert.equal(res.body, JSON.stringify(envelopeOf(500, 'Internal server error')))
+      }
+    } finally {
+      await app.close()
+    }
+  })
+
+  test('503 Service unavailable with Retry-After when the store cannot be reached', async () => {
+    const app = await buildTestApp({}, { store: failingStore(() => new StoreUnavailableError(new Error('ECONNREFUSED'))) })
+    try {
+      const token = await issueToken(app)
+      for (const [method, url] of [['GET', '/books'], ['GET', '/book/1'], ['PUT', '/book/1'], ['POST', '/book']] as const) {
+        const res = await app.inject({ method, url, headers: { authorization: token }, payload: method === 'GET' ? undefined : dune })
+        assert.equal(res.statusCode, 503, `${method} ${url}`)
+        assert.ok(Number(res.headers['retry-after']) > 0)
+        assert.deepEqual(res.json(), envelopeOf(503, 'Service unavailable'))
+      }
+    } finally {
+      await app.close()
+    }
+  })
+})
+
+describe('errors of the HTTP parser, on a real socket', () => {
+  let app: FastifyInstance
+  let port: number
+  before(async () => {
+    app = await buildTestApp()
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    port = (app.server.address() as { port: number }).port
+  })
+  after(() => app.close())
+
+  function rawRequest(text: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(text))
+      let answer = ''
+      socket.on('data', (chunk) => (answer += chunk))
+      socket.on('end', () => resolve(answer))
+      socket.on('error', reject)
+    })
+  }
+
+  function bodyOf(answer: string) {
+    return JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
+  }
+
+  test('a malformed request gets a 400 envelope', async () => {
+    const answer = await rawRequest('GARBAGE\r\n\r\n')
+    assert.match(answer, /^HTTP\/1\.1 400 /)
+    assert.deepEqual(bodyOf(answer), envelopeOf(400, 'Bad request'))
+  })
+
+  test('headers over the size limit get a 431 envelope', async () => {
+    const answer = await rawRequest(`GET /books HTTP/1.1\r\nHost: x\r\nAuthorization: ${'a'.repeat(20 * 1024)}\r\n\r\n`)
+    assert.match(answer, /^HTTP\/1\.1 431 /)
+    assert.match(answer, /content-type: application\/json; charset=utf-8/i)
+    assert.deepEqual(bodyOf(answer), envelopeOf(431, 'Request header fields too large'))
+  })
+})

@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { describe, test } from 'node:test'
+import { runToExit, startService, type RunningService } from './service.ts'
+
+const credentials = { AUTH_USERNAME: 'librarian', AUTH_PASSWORD: 'a long passphrase' }
+const productionEnv = { NODE_ENV: 'production', SECRET_TOKEN: 'p'.repeat(40), ...credentials }
+
+function tempDir() {
+  return mkdtempSync(join(tmpdir(), 'books-main-'))
+}
+
+async function request(service: RunningService, method: string, path: string, options: { token?: string; body?: unknown } = {}) {
+  const res = await fetch(service.url + path, {
+    method,
+    headers: options.token ? { authorization: options.token } : {},
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  })
+  return { status: res.status, headers: res.headers, body: (await res.json()) as { status: number; message: string; data: any } }
+}
+
+async function login(service: RunningService, username: string, password: string): Promise<string> {
+  const res = await request(service, 'POST', '/token', { body: { username, password } })
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  return res.body.data.token
+}
+
+describe('the service as npm start runs it', () => {
+  test('walks the whole interface, and keeps the data across a restart', async () => {
+    const dbUrl = `sqlite:${join(tempDir(), 'books.db')}`
+    const env = { DB_URL: dbUrl, SECRET_TOKEN: 's'.repeat(32), ...credentials }
+    let service = await startService(env)
+    let id: number
+    try {
+      const token = await login(service, credentials.AUTH_USERNAME, credentials.AUTH_PASSWORD)
+      const created = await request(service, 'POST', '/book', { token, body: { title: 'Dune', author: 'Frank Herbert', year: 1965 } })
+      assert.equal(created.status, 201)
+      id = created.body.data.id
+      const kept = await request(service, 'POST', '/book', { token, body: { title: 'Emma', author: 'Jane Austen', year: 1815 } })
+      assert.deepEqual((await request(service, 'GET', `/book/${id}`, { token })).body.data, { id, title: 'Dune', author: 'Frank Herbert', year: 1965 })
+      assert.equal((await request(service, 'GET', '/books', { token })).body.data.length, 2)
+      const updated = await request(service, 'PUT', `/book/${id}`, { token, body: { year: 1966 } })
+      assert.deepEqual([updated.status, updated.body.message, updated.body.data.year], [200, 'Book updated successfully', 1966])
+      assert.deepEqual((await request(service, 'DELETE', `/book/${id}`, { token })).body, { status: 200, message: 'Book deleted successfully', data: null })
+      assert.equal((await request(service, 'GET', `/book/${id}`, { token })).status, 404)
+      assert.equal(await service.stop(), 0)
+
+      service = await startService(env)
+      // The same secret across the restart: the token issued before still opens the routes.
+      const after = await request(service, 'GET', '/books', { token })
+      assert.deepEqual(after.body.data, [kept.body.data])
+    } finally {
+      await service.stop()
+    }
+  })
+
+  test('a write answered 2xx survives a kill -9 right after the answer', async () => {
+    const dbUrl = `sqlite:${join(tempDir(), 'books.db')}`
+    const env = { DB_URL: dbUrl, SECRET_TOKEN: 's'.repeat(32), ...credentials }
+    let service = await startService(env)
+    try {
+      const token = await login(service, credentials.AUTH_USERNAME, credentials.AUTH_PASSWORD)
+      const created = await request(service, 'POST', '/book', { token, body: { title: 'Kept', author: 'A', year: 1 } })
+      assert.equal(created.status, 201)
+      await service.stop('SIGKILL')
+      service = await startService(env)
+      const res = await request(service, 'GET', `/book/${created.body.data.id}`, { token })
+      assert.equal(res.status, 200)
+    } finally {
+      await service.stop()
+    }
+  })
+
+  test('first run with no configuration: ./data/books.db, migrated, admin with a password printed once', async () => {
+    const cwd = tempDir()
+    const service = await startService({}, { cwd })
+    try {
+      const output = service.output()
+      assert.match(output, /SECRET_TOKEN is not set/)
+      const password = /generated password \\"([^\\"]+)\\"/.exec(output)?.[1]
+      assert.ok(password, output)
+      assert.equal(output.split(password).length - 1, 1)
+      const token = await login(service, 'admin', password)
+      assert.equal((await request(service, 'GET', '/books', { token })).status, 200)
+      assert.ok(existsSync(join(cwd, 'data', 'books.db')))
+      const db = new DatabaseSync(join(cwd, 'data', 'books.db'), { readOnly: true })
+      assert.deepEqual(db.prepare('SELECT version, name FROM schema_migrations').all().map((row) => ({ ...row })), [{ version: 1, name: 'create_books' }])
+      assert.equal((db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal')
+      db.close()
+    } finally {
+      await service.stop()
+    }
+  })
+
+  test('the listening address is logged, with the port PORT=0 picked', async () => {
+    const service = await startService({ DB_URL: 'sqlite::memory:' })
+    try {
+      assert.match(service.url, /^http:\/\/127\.0\.0\.1:[1-9]\d*$/)
+      assert.equal((await fetch(service.url + '/books')).status, 401)
+    } finally {
+      await service.stop()
+    }
+  })
+
+  test('.env in the working directory is read; the environment wins over it', async () => {
+    const cwd = tempDir()
+    writeFileSync(join(cwd, '.env'), 'DB_URL=sqlite::memory:\nAUTH_USERNAME=from-file\nAUTH_PASSWORD=file-password\n')
+    const service = await startService({ AUTH_PASSWORD: 'env-password' }, { cwd })
+    try {
+      await login(service, 'from-file', 'env-password')
+      const refused = await request(service, 'POST', '/token', { body: { username: 'from-file', password: 'file-password' } })
+      assert.equal(refused.status, 401)
+    } finally {
+      await service.stop()
+    }
+  })
+
+  test('production logs carry no secret, password or token', async () => {
+    const service = await startService({ ...productionEnv, DB_URL: 'sqlite::memory:' })
+    try {
+      const token = await login(service, credentials.AUTH_USERNAME, credentials.AUTH_PASSWORD)
+      await request(service, 'GET', '/books', { token })
+      await request(service, 'POST', '/token', { body: { username: credentials.AUTH_USERNAME, password: 'wrong guess' } })
+      await service.stop()
+      const output = service.output()
+      for (const secret of [productionEnv.SECRET_TOKEN, credentials.AUTH_PASSWORD, 'wrong guess', token]) {
+        assert.ok(!output.includes(secret), `log contains ${secret.slice(0, 12)}…`)
+      }
+    } finally {
+      await service.stop()
+    }
+  })
+
+  const refusals: Array<[string, Record<string, string>, RegExp]> = [
+    ['SECRET_TOKEN missing in production', { ...productionEnv, SECRET_TOKEN: '' }, /SECRET_TOKEN/],
+    ['SECRET_TOKEN of 31 bytes in production', { ...productionEnv, SECRET_TOKEN: 'x'.repeat(31) }, /SECRET_TOKEN/],
+    ['AUTH_USERNAME missing in production', { ...productionEnv, AUTH_USERNAME: '' }, /AUTH_USERNAME/],
+    ['AUTH_PASSWORD missing in production', { ...productionEnv, AUTH_PASSWORD: '' }, /AUTH_PASSWORD/],
+    ['an unknown DB_URL scheme', { DB_URL: 'mysql://root@localhost/books' }, /DB_URL.*sqlite:PATH/],
+  ]
+  for (const [name, env, pattern] of refusals) {
+    test(`refuses to start with ${name}: exit code 1 and one line naming the variable`, async () => {
+      const { code, output } = await runToExit(env, { cwd: tempDir() })
+      assert.equal(code, 1)
+      const lines = output.trim().split('\n')
+      assert.equal(lines.length, 1, output)
+      assert.match(lines[0]!, pattern)
+    })
+  }
+})

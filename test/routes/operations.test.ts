@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { createMetrics } from '../../src/observability/metrics.ts'
+import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { StoreUnavailableError, type BookStore } from '../../src/store/store.ts'
+import { buildTestApp, dune, issueToken, withToken } from '../helpers.ts'
+
+function storeWithPing(ping: () => Promise<void>): BookStore {
+  const store = new SqliteBookStore({ path: ':memory:' })
+  return Object.assign(Object.create(store) as BookStore, { ping, close: () => store.close() })
+}
+
+describe('operational endpoints', () => {
+  it('GET /healthz answers 200 OK in the envelope without a token', async () => {
+    const app = await buildTestApp()
+    const res = await app.inject({ method: 'GET', url: '/healthz' })
+    await app.close()
+    assert.equal(res.statusCode, 200)
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+    assert.deepEqual(res.json(), { status: 200, message: 'OK', data: null })
+  })
+
+  it('GET /readyz answers 200 while the store answers', async () => {
+    const app = await buildTestApp()
+    const res = await app.inject({ method: 'GET', url: '/readyz' })
+    await app.close()
+    assert.deepEqual(res.json(), { status: 200, message: 'OK', data: null })
+  })
+
+  it('GET /readyz answers 503 when the store fails, whatever the failure', async () => {
+    for (const failure of [new StoreUnavailableError(new Error('down')), new Error('unexpected')]) {
+      const app = await buildTestApp({}, { store: storeWithPing(() => Promise.reject(failure)) })
+      const res = await app.inject({ method: 'GET', url: '/readyz' })
+      await app.close()
+      assert.equal(res.statusCode, 503)
+      assert.deepEqual(res.json(), { status: 503, message: 'Service unavailable', data: null })
+      assert.ok(res.headers['retry-after'])
+    }
+  })
+
+  it('GET /readyz answers 503 within the timeout when the store does not answer', { timeout: 15_000 }, async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] })
+    const app = await buildTestApp({}, { store: storeWithPing(() => new Promise(() => {})) })
+    const answer = app.inject({ method: 'GET', url: '/readyz' })
+    await new Promise((resolve) => setImmediate(resolve))
+    t.mock.timers.tick(5000)
+    const res = await answer
+    t.mock.timers.reset()
+    await app.close()
+    assert.equal(res.statusCode, 503)
+  })
+
+  it('GET /metrics counts requests and times them by route pattern and status, and times the store', async () => {
+    const app = await buildTestApp({}, { metrics: createMetrics() })
+    const token = await issueToken(app)
+    const created = await app.inject(withToken(token, { method: 'POST', url: '/book', payload: dune }))
+    await app.inject(withToken(token, { method: 'GET', url: `/book/${created.json().data.id}` }))
+    await app.inject(withToken(token, { method: 'GET', url: '/book/424242' }))
+    await app.inject({ method: 'GET', url: '/nowhere/7' })
+    const res = await app.inject({ method: 'GET', url: '/metrics' })
+    await app.close()
+
+    assert.equal(res.statusCode, 200)
+    assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/)
+    const text = res.body
+    assert.match(text, /^http_requests_total\{method="GET",route="\/book\/:id",status="200"\} 1$/m)
+    assert.match(text, /^http_requests_total\{method="GET",route="\/book\/:id",status="404"\} 1$/m)
+    assert.match(text, /^http_requests_total\{method="POST",route="\/book",status="201"\} 1$/m)
+    assert.match(text, /^http_requests_total\{method="GET",route="unmatched",status="404"\} 1$/m)
+    assert.match(text, /^http_request_duration_seconds_bucket\{le="\+Inf",method="POST",route="\/book",status="201"\} 1$/m)
+    assert.match(text, /^book_store_operation_duration_seconds_count\{operation="create",outcome="ok"\} 1$/m)
+    assert.match(text, /^process_cpu_user_seconds_total /m)
+    assert.doesNotMatch(text, /424242|nowhere/)
+  })
+
+  it('GET /metrics reports the connection pool of a store that has one', async () => {
+    const store = Object.assign(new SqliteBookStore({ path: ':memory:' }), {
+      connections: () => ({ total: 4, idle: 3, waiting: 0 }),
+    })
+    const app = await buildTestApp({}, { store })
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    await app.close()
+    assert.match(text, /^book_store_connections\{state="total"\} 4$/m)
+    assert.match(text, /^book_store_connections\{state="idle"\} 3$/m)
+    assert.match(text, /^book_store_connections\{state="waiting"\} 0$/m)
+  })
+
+  it('GET /metrics has no pool gauge for a store without a pool', async () => {
+    const app = await buildTestApp()
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    await app.close()
+    assert.doesNotMatch(text, /book_store_connections/)
+  })
+})

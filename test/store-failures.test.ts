@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict'
+import { after, before, beforeEach, describe, it } from 'node:test'
+import { setTimeout } from 'node:timers/promises'
+import { dune, storeEngines } from './helpers.ts'
+import { call, instanceEnv, login, runUntilExit, startInstance, type Answer, type Instance } from './support/instance.ts'
+import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from './support/postgres.ts'
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts'
+
+const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
+// Short timeouts keep these tests quick; the defaults answer within 5 s the same way.
+const FAST_TIMEOUTS = { DB_CONNECT_TIMEOUT_MS: '500', DB_QUERY_TIMEOUT_MS: '1000' }
+const CONTRACT_LIMIT_MS = 5000
+
+/** `schema`'s DB_URL with the proxy in place of the server. */
+function throughProxy(schema: TestSchema, proxy: TcpProxy): string {
+  const url = new URL(schema.url)
+  url.hostname = '127.0.0.1'
+  url.port = String(proxy.port)
+  return url.toString()
+}
+
+async function timed(request: () => Promise<Answer>): Promise<Answer & { ms: number }> {
+  const started = performance.now()
+  const answer = await request()
+  return { ...answer, ms: performance.now() - started }
+}
+
+describe('PostgreSQL failures', { skip: postgres.skip }, () => {
+  let schema: TestSchema
+  let proxy: TcpProxy
+
+  before(async () => {
+    schema = await createTestSchema()
+    const server = new URL(TEST_DATABASE_URL)
+    proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) })
+  })
+  after(async () => {
+    await proxy?.close()
+    await schema?.drop()
+  })
+
+  describe('at start-up', () => {
+    after(() => proxy.restore())
+
+    it('stop the service with exit code 1 and one line saying why when the server is down', async () => {
+      await proxy.down()
+      const { code, stderr } = await runUntilExit(instanceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
+      assert.equal(code, 1)
+      assert.match(stderr, /^Store unavailable at start-up: connect ECONNREFUSED 127\.0\.0\.1:\d+\n$/)
+    })
+
+    it('stop the service within the connect timeout when the server stalls', async () => {
+      await proxy.restore()
+      proxy.stall()
+      const started = performance.now()
+      const { code, stderr } = await runUntilExit(instanceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
+      assert.equal(code, 1)
+      assert.match(stderr, /^Store unavailable at start-up: /)
+      assert.ok(performance.now() - started < CONTRACT_LIMIT_MS)
+    })
+  })
+
+  describe('while the service runs', { timeout: 30_000 }, () => {
+    let instance: Instance
+    let token: string
+    let bookId: number
+
+    before(async () => {
+      instance = await startInstance(instanceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
+      token = await login(instance)
+    })
+    after(() => instance?.stop())
+    beforeEach(async () => {
+      const created = await call(instance, 'POST', '/book', { token, body: dune })
+      assert.equal(created.status, 201)
+      bookId = created.body.data.id
+    })
+
+    /** Every book route, more requests at once than the pool has connections. */
+    function everyBookRequest(): Promise<Answer & { ms: number }>[] {
+      return [
+        () => call(instance, 'GET', `/book/${bookId}`, { token }),
+        () => call(instance, 'GET', '/books', { token }),
+        () => call(instance, 'POST', '/book', { token, body: dune }),
+        () => call(instance, 'PUT', `/book/${bookId}`, { token, body: { year: 1966 } }),
+        () => call(instance, 'DELETE', `/book/${bookId}`, { token }),
+      ].map(timed)
+    }
+
+    async function assertUnavailable() {
+      for (const answer of await Promise.all(everyBookRequest())) {
+        assert.equal(answer.status, 503)
+        assert.deepEqual(answer.body, { status: 503, message: 'Service unavailable', data: null })
+        assert.match(answer.headers.get('retry-after') ?? '', /^\d+$/)
+        assert.ok(answer.ms < CONTRACT_LIMIT_MS, `answered after ${Math.round(answer.ms)} ms`)
+      }
+      assert.equal(instance.child.exitCode, null)
+      assert.equal((await call(instance, 'POST', '/token', { body: { username: '', password: '' } })).status, 401)
+    }
+
+    /** After the store is back the same process serves books again, without a restart. */
+    async function assertRecovers() {
+      await proxy.restore()
+      const deadline = Date.now() + CONTRACT_LIMIT_MS
+      let answer = await call(instance, 'GET', `/book/${bookId}`, { token })
+      while (answer.status !== 200 && Date.now() < deadline) {
+        await setTimeout(100)
+        answer = await call(instance, 'GET', `/book/${bookId}`, { token })
+      }
+      assert.equal(answer.status, 200)
+      assert.equal((await call(instance, 'POST', '/book', { token, body: dune })).status, 201)
+      assert.equal(instance.child.exitCode, null)
+    }
+
+    it('answer book requests with 503 and Retry-After within 5 s when the server goes down, then recover', async () => {
+      await proxy.down()
+      await assertUnavailable()
+      await assertRecovers()
+    })
+
+    it('answer book requests with 503 and Retry-After within 5 s when the server stalls, then recover', async () => {
+      proxy.stall()
+      await assertUnavailable()
+      // Still stalled: the pool's connections are all stuck or given up, and new ones hang.
+      await assertUnavailable()
+      await assertRecovers()
+    })
+  })
+})

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { instrumentStore } from '../../src/store/instrumented.ts'
+import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { StoreUnavailableError, type BookStore } from '../../src/store/store.ts'
+import { dune } from '../helpers.ts'
+
+function recorder() {
+  const seen: [string, string][] = []
+  const observeStore = (operation: string, outcome: string, seconds: number) => {
+    assert.ok(seconds >= 0)
+    seen.push([operation, outcome])
+  }
+  return { seen, observeStore }
+}
+
+describe('instrumented store', () => {
+  it('answers what the store answers and records each operation as ok', async () => {
+    const metrics = recorder()
+    const store = instrumentStore(new SqliteBookStore({ path: ':memory:' }), metrics)
+    const book = await store.create(dune)
+    // node:sqlite rows have no prototype: compare their members.
+    assert.deepEqual({ ...(await store.get(book.id)) }, { ...book })
+    assert.deepEqual((await store.list(0, 10)).map((row) => ({ ...row })), [{ id: book.id, ...dune }])
+    await store.close()
+    assert.deepEqual(metrics.seen, [['create', 'ok'], ['get', 'ok'], ['list', 'ok']])
+  })
+
+  it('passes failures on and records them as unavailable or error', async () => {
+    const down = new StoreUnavailableError(new Error('down'))
+    const broken = new Error('broken')
+    const failing = Object.assign(new SqliteBookStore({ path: ':memory:' }), {
+      get: () => Promise.reject(down),
+      delete: () => Promise.reject(broken),
+    }) as BookStore
+    const metrics = recorder()
+    const store = instrumentStore(failing, metrics)
+    await assert.rejects(store.get(1), down)
+    await assert.rejects(store.delete(1), broken)
+    await store.close()
+    assert.deepEqual(metrics.seen, [['get', 'unavailable'], ['delete', 'error']])
+  })
+})

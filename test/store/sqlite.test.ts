@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { describe, test } from 'node:test'
+import { loadMigrations } from '../../src/store/migrations.ts'
+import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { StoreUnavailableError } from '../../src/store/store.ts'
+
+const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
+
+function tempFile() {
+  return join(mkdtempSync(join(tmpdir(), 'books-sqlite-')), 'nested', 'books.db')
+}
+
+describe('SQLite store', () => {
+  test('creates the folder and applies every migration once, recording it', async () => {
+    const path = tempFile()
+    await new SqliteBookStore({ path }).close()
+    await new SqliteBookStore({ path }).close()
+    const db = new DatabaseSync(path)
+    const applied = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all().map((row) => row.version)
+    db.close()
+    assert.deepEqual(applied, loadMigrations('sqlite').map((migration) => migration.version))
+  })
+
+  test('keeps books across reopening, and never reuses the id of a deleted newest book', async () => {
+    const path = tempFile()
+    let store = new SqliteBookStore({ path })
+    const kept = await store.create(dune)
+    const newest = await store.create(dune)
+    assert.equal(await store.delete(newest.id), true)
+    await store.close()
+    store = new SqliteBookStore({ path })
+    assert.deepEqual(await store.get(kept.id), kept)
+    assert.ok((await store.create(dune)).id > newest.id)
+    await store.close()
+  })
+
+  test('the schema refuses what validation refuses, as a last line of defence', async () => {
+    const store = new SqliteBookStore({ path: ':memory:' })
+    for (const book of [{ ...dune, year: 10000 }, { ...dune, title: '' }, { ...dune, author: 'x'.repeat(501) }]) {
+      await assert.rejects(store.create(book))
+    }
+    await store.close()
+  })
+
+  test('a database locked by another process is reported as unavailable, not as a failure', async () => {
+    const path = tempFile()
+    const store = new SqliteBookStore({ path, busyTimeoutMs: 50 })
+    const other = new DatabaseSync(path)
+    other.exec('BEGIN EXCLUSIVE')
+    try {
+      await assert.rejects(store.create(dune), StoreUnavailableError)
+    } finally {
+      other.exec('ROLLBACK')
+      other.close()
+    }
+    assert.equal((await store.create(dune)).title, 'Dune')
+    await store.close()
+  })
+})

@@ -1,0 +1,39 @@
+import { after } from 'node:test'
+import { PostgresBookStore } from '../../src/store/postgres.ts'
+import type { BookStore } from '../../src/store/store.ts'
+import { createTestSchema } from './postgres.ts'
+
+const unclosed = new Set<BookStore>()
+
+// Suites written for the in-memory SQLite store may not close what they open; an open pool would
+// keep the test process alive and leave its schema behind.
+after(async () => {
+  await Promise.all([...unclosed].map((store) => store.close()))
+})
+
+/** A store on a fresh schema that is dropped when the store is closed. */
+export async function openTestPostgresStore(): Promise<BookStore> {
+  const schema = await createTestSchema()
+  let store: PostgresBookStore
+  try {
+    store = await PostgresBookStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+  } catch (err) {
+    await schema.drop()
+    throw err
+  }
+  const testStore: BookStore = {
+    create: (book) => store.create(book),
+    get: (id) => store.get(id),
+    list: (after, limit) => store.list(after, limit),
+    update: (id, changes, expectedRevisions) => store.update(id, changes, expectedRevisions),
+    delete: (id) => store.delete(id),
+    ping: () => store.ping(),
+    close: async () => {
+      if (!unclosed.delete(testStore)) return
+      await store.close()
+      await schema.drop()
+    },
+  }
+  unclosed.add(testStore)
+  return testStore
+}

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
+
+/** Why the test database cannot be used, or undefined when it answers. */
+export async function postgresUnreachableReason(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 2000 })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+    await client.query('SELECT 1')
+    return undefined
+  } catch (err) {
+    return `${redacted(TEST_DATABASE_URL)} is unreachable (${(err as Error).message})`
+  } finally {
+    await client.end()
+  }
+}
+
+function redacted(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//')
+}
+
+let admin: pg.Pool | undefined
+
+/** Runs one statement as the test database's owner, outside any test schema. */
+export async function adminQuery(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+  if (admin === undefined) {
+    admin = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2, allowExitOnIdle: true })
+    admin.on('error', () => {})
+  }
+  return admin.query(text, values)
+}
+
+/** A session of its own as the test database's owner, for holding a transaction open. */
+export async function connectAdmin(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
+  client.on('error', () => {})
+  await client.connect()
+  return client
+}
+
+export interface TestSchema {
+  name: string
+  /** TEST_DATABASE_URL with this schema as the search path: what DB_URL is set to. */
+  url: string
+  drop(): Promise<void>
+}
+
+/** A new, empty schema in the test database. */
+export async function createTestSchema(): Promise<TestSchema> {
+  const name = `book_catalogue_test_${randomBytes(6).toString('hex')}`
+  await adminQuery(`CREATE SCHEMA ${name}`)
+  const url = new URL(TEST_DATABASE_URL)
+  url.searchParams.set('options', `-c search_path=${name}`)
+  return {
+    name,
+    url: url.toString(),
+    drop: async () => {
+      await adminQuery(`DROP SCHEMA IF EXISTS ${name} CASCADE`)
+    },
+  }
+}

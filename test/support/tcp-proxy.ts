@@ -1,0 +1,75 @@
+import { once } from 'node:events'
+import { createConnection, createServer, type Server, type Socket } from 'node:net'
+
+/**
+ * A TCP proxy that stands between the service and PostgreSQL and can fail like a network or a
+ * server does: `down` cuts every connection and refuses new ones; `stall` accepts and keeps
+ * connections but forwards nothing, in either direction; `restore` forwards again.
+ */
+export interface TcpProxy {
+  port: number
+  down(): Promise<void>
+  stall(): void
+  restore(): Promise<void>
+  close(): Promise<void>
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  let stalled = false
+  const sockets = new Set<Socket>()
+  const track = (socket: Socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    // Errors end the pair through 'close'; the proxy itself must never fail.
+    socket.on('error', () => {})
+  }
+
+  const forward = (client: Socket) => {
+    track(client)
+    if (stalled) return
+    const upstream = createConnection(target)
+    track(upstream)
+    client.pipe(upstream).on('close', () => client.destroy())
+    upstream.pipe(client).on('close', () => upstream.destroy())
+  }
+
+  let server: Server = createServer(forward)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+
+  const cutAll = () => {
+    for (const socket of sockets) socket.destroy()
+  }
+  // A closing server waits for its connections to end, so they are cut once it stops accepting.
+  const shutDown = async () => {
+    if (!server.listening) return cutAll()
+    const closed = once(server, 'close')
+    server.close()
+    cutAll()
+    await closed
+  }
+
+  return {
+    port,
+    down: shutDown,
+    stall() {
+      stalled = true
+      for (const socket of sockets) {
+        socket.unpipe()
+        socket.pause()
+      }
+    },
+    async restore() {
+      // Connections frozen during a stall are past saving: their client has given up on them.
+      cutAll()
+      stalled = false
+      if (!server.listening) {
+        server = createServer(forward)
+        server.listen(port, '127.0.0.1')
+        await once(server, 'listening')
+      }
+    },
+    close: shutDown,
+  }
+}
