@@ -6,6 +6,7 @@
  *   --connections=N      concurrent connections (BENCH_CONNECTIONS, default 50)
  *   --scale=N,N,…        list sizes for GET /books at scale, or "none" (BENCH_SCALE,
  *                        default 10000,100000,1000000)
+ *   --only=PART,…        some of sqlite, logs, workers, postgres, scale (BENCH_ONLY, default all)
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,22 +20,25 @@ import { measureScale, type ScalePoint } from './bench/scale.ts'
 import { startService, type ServiceOptions } from './bench/service.ts'
 import { everyOperation, readOnly, runSteps, type Step } from './bench/suite.ts'
 
+const PARTS = ['sqlite', 'logs', 'workers', 'postgres', 'scale']
 const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: process.env.BENCH_DURATION ?? '5' },
     rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '5' },
     connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '50' },
     scale: { type: 'string', default: process.env.BENCH_SCALE ?? '10000,100000,1000000' },
+    only: { type: 'string', default: process.env.BENCH_ONLY ?? PARTS.join(',') },
   },
 })
+const parts = new Set(values.only.split(','))
 const load: LoadOptions = {
   durationSeconds: Number(values.duration),
   rounds: Number(values.rounds),
   connections: Number(values.connections),
 }
 const sizes = values.scale === 'none' ? [] : values.scale.split(',').map(Number)
-if (!(load.durationSeconds > 0) || !Number.isSafeInteger(load.rounds) || load.rounds < 1 || !(load.connections > 0) || sizes.some((n) => !Number.isSafeInteger(n) || n < 1)) {
-  console.error('usage: npm run bench -- [--duration=SECONDS] [--rounds=N] [--connections=N] [--scale=N,N,…|none]')
+if (!(load.durationSeconds > 0) || !Number.isSafeInteger(load.rounds) || load.rounds < 1 || !(load.connections > 0) || sizes.some((n) => !Number.isSafeInteger(n) || n < 1) || [...parts].some((part) => !PARTS.includes(part))) {
+  console.error(`usage: npm run bench -- [--duration=SECONDS] [--rounds=N] [--connections=N] [--scale=N,N,…|none] [--only=${PARTS.join(',')}]`)
   process.exit(2)
 }
 
@@ -63,17 +67,24 @@ async function section(title: string, options: ServiceOptions, steps: Steps, des
 const sections: Section[] = []
 let scale: ScalePoint[] = []
 try {
-  sections.push(await section('SQLite', { dbUrl: `sqlite:${join(work, 'main.db')}` }, (s) => everyOperation(s, load)))
-  sections.push(
-    await section('SQLite, LOG_LEVEL=info (a log line per request)', { dbUrl: `sqlite:${join(work, 'info.db')}`, logLevel: 'info' }, () => readOnly),
-  )
-  sections.push(
-    await section('SQLite, WORKERS=2', { dbUrl: `sqlite:${join(work, 'workers.db')}`, env: { WORKERS: '2' } }, () => readOnly, (processes) =>
-      processes > 1 ? `${processes} processes` : 'one process: this service does not start workers yet',
-    ),
-  )
-  sections.push(await postgresSection(`bench_${process.pid}`, (options) => section('PostgreSQL', options, (s) => everyOperation(s, load)), log))
-  if (sizes.length > 0) {
+  if (parts.has('sqlite')) {
+    sections.push(await section('SQLite', { dbUrl: `sqlite:${join(work, 'main.db')}` }, (s) => everyOperation(s, load)))
+  }
+  if (parts.has('logs')) {
+    const options = { dbUrl: `sqlite:${join(work, 'info.db')}`, logLevel: 'info' }
+    sections.push(await section('SQLite, LOG_LEVEL=info (a log line per request)', options, () => readOnly))
+  }
+  if (parts.has('workers')) {
+    const options = { dbUrl: `sqlite:${join(work, 'workers.db')}`, env: { WORKERS: '2' } }
+    const describe = (processes: number) =>
+      processes > 1 ? `${processes - 1} workers under one primary process` : 'one process: this service does not start workers'
+    sections.push(await section('SQLite, WORKERS=2', options, (s) => everyOperation(s, load), describe))
+  }
+  if (parts.has('postgres')) {
+    const run = (options: ServiceOptions) => section('PostgreSQL', options, (s) => everyOperation(s, load))
+    sections.push(await postgresSection(`bench_${process.pid}`, run, log))
+  }
+  if (parts.has('scale') && sizes.length > 0) {
     log('GET /books at scale (SQLite)')
     scale = await measureScale(join(work, 'scale.db'), sizes, log)
   }
