@@ -6,6 +6,7 @@ import {
   StoreUnavailableError,
   type Book,
   type BookChanges,
+  type BookPageJson,
   type BookStore,
   type NewBook,
   type StoredBook,
@@ -43,6 +44,13 @@ const EXISTS: Statement = { name: 'books_exists', text: 'SELECT 1 FROM books WHE
 const PAGE: Statement = {
   name: 'books_page',
   text: 'SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2',
+}
+// row_to_json writes each book compactly, members in column order; the server builds the text.
+const PAGE_JSON: Statement = {
+  name: 'books_page_json',
+  text: `SELECT '[' || coalesce(string_agg(row_to_json(page)::text, ',' ORDER BY id), '') || ']' AS json,
+    count(*)::int AS count, max(id) AS "lastId"
+  FROM (SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2) page`,
 }
 // One statement, so a concurrent write cannot slip between the revision check and the change.
 const UPDATE: Statement = {
@@ -121,6 +129,12 @@ export class PostgresBookStore implements BookStore {
 
   async list(after: number, limit: number): Promise<Book[]> {
     return (await this.#query<Book>(PAGE, [after, limit])).rows
+  }
+
+  async listJson(after: number, limit: number): Promise<BookPageJson> {
+    const { rows } = await this.#query<{ json: string; count: number; lastId: number | null }>(PAGE_JSON, [after, limit])
+    const { json, count, lastId } = rows[0]!
+    return { json, count, lastId: lastId ?? undefined }
   }
 
   async update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
