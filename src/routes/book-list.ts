@@ -1,7 +1,7 @@
 import type { Book, BookPageJson, BookStore } from '../store/store.ts'
 
 /** Books fetched per query while the whole list is written out. */
-export const LIST_BATCH = 1000
+const LIST_BATCH = 1000
 
 const PREFIX = '{"status":200,"message":"Books retrieved successfully","data":'
 
