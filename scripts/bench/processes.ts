@@ -1,14 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** A child process that listens on a port it picked itself. */
 export interface Listener {
-  child: ChildProcess
   pid: number
   port: number
-  /** The last lines the child wrote, for the error message when something goes wrong. */
-  output(): string
   stop(): Promise<void>
 }
 
@@ -113,6 +110,7 @@ export async function startListener(
   { discardStdout = false, cwd = process.cwd() } = {},
 ): Promise<Listener> {
   const child = spawn(process.execPath, args, { env, cwd, stdio: ['ignore', discardStdout ? 'ignore' : 'pipe', 'pipe'] })
+  // The last lines the child wrote, for the error when it does not come up.
   let tail = ''
   const keep = (chunk: Buffer) => {
     tail = (tail + chunk.toString('utf8')).slice(-4000)
@@ -134,7 +132,7 @@ export async function startListener(
   for (;;) {
     if (ended) throw new Error(`${args.join(' ')} exited before listening:\n${tail}`)
     const port = child.pid === undefined ? undefined : listeningPort(child.pid)
-    if (port !== undefined) return { child, pid: child.pid!, port, output: () => tail, stop }
+    if (port !== undefined) return { pid: child.pid!, port, stop }
     if (Date.now() > deadline) {
       await stop()
       throw new Error(`${args.join(' ')} did not listen within ${START_TIMEOUT_MS} ms:\n${tail}`)

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { startListener, type Listener } from './processes.ts'
 
-export const SECRET_TOKEN = 'bench-secret-of-at-least-thirty-two-bytes-long'
+const SECRET_TOKEN = 'bench-secret-of-at-least-thirty-two-bytes-long'
 export const CREDENTIALS = { username: 'bench', password: 'bench-password' }
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))

@@ -7,7 +7,7 @@ const CEILING_SERVER = fileURLToPath(new URL('./ceiling-server.ts', import.meta.
 /** Books in the store while reads, updates and the list are measured. */
 const BOOKS = 100
 /** Unrecorded load before each measurement, so that the code under test is compiled first. */
-export const WARM_UP_SECONDS = 1
+const WARM_UP_SECONDS = 1
 
 export interface Measurement extends LoadResult {
   name: string
