@@ -21,7 +21,8 @@ import {
   Success,
   withHeaders,
 } from '../schemas.ts'
-import type { Book as BookRecord, BookStore, StoredBook } from '../store/store.ts'
+import type { BookStore, StoredBook } from '../store/store.ts'
+import { listAll } from './book-list.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,8 +36,6 @@ export interface BookRouteOptions {
   tokens: TokenService
 }
 
-/** Books fetched per query while streaming the whole list. */
-const LIST_BATCH = 1000
 const ID = new RegExp(ID_PATTERN)
 
 const bookNotFound = () => new HttpError(404, 'Book not found')
@@ -70,20 +69,6 @@ function acceptedRevisions(header: string | undefined): number[] | undefined {
     if (match) revisions.push(Number(match[1]))
   }
   return revisions
-}
-
-/** The whole list as one JSON document, fetched and written a batch at a time. */
-async function* streamAllBooks(store: BookStore, first: BookRecord[]): AsyncGenerator<string> {
-  yield '{"status":200,"message":"Books retrieved successfully","data":'
-  let batch = first
-  let separator = '['
-  while (batch.length > 0) {
-    yield separator + JSON.stringify(batch).slice(1, -1)
-    separator = ','
-    if (batch.length < LIST_BATCH) break
-    batch = await store.list(batch[batch.length - 1]!.id, LIST_BATCH)
-  }
-  yield separator === '[' ? '[]}' : ']}'
 }
 
 export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRouteOptions) {
@@ -157,10 +142,11 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
         }
         return envelope(200, 'Books retrieved successfully', page)
       }
-      const first = await store.list(after, LIST_BATCH)
-      if (first.length < LIST_BATCH) return envelope(200, 'Books retrieved successfully', first)
-      // A stream bypasses the response schema, which types only whole envelopes.
-      return (reply as FastifyReply).type('application/json; charset=utf-8').send(Readable.from(streamAllBooks(store, first)))
+      // Written as JSON text, past the response schema, which serialises only whole objects.
+      const list = await listAll(store, after)
+      return (reply as FastifyReply)
+        .type('application/json; charset=utf-8')
+        .send(typeof list === 'string' ? list : Readable.from(list))
     },
   )
 

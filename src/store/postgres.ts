@@ -1,10 +1,12 @@
 import pg, { type QueryResultRow } from 'pg'
+import { batchedLookup } from './batched-lookup.ts'
 import { classifyPostgresError } from './postgres-errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
 import {
   StoreUnavailableError,
   type Book,
   type BookChanges,
+  type BookPageJson,
   type BookStore,
   type NewBook,
   type StoredBook,
@@ -26,18 +28,41 @@ export interface PostgresOptions {
 const types = new pg.TypeOverrides()
 types.setTypeParser(pg.types.builtins.INT8, Number)
 
+/** A statement each connection prepares once, by name, and then only binds and executes. */
+interface Statement {
+  name: string
+  text: string
+}
+
 const COLUMNS = 'id, title, author, year, revision'
-const INSERT = `INSERT INTO books (title, author, year) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`
-const SELECT = `SELECT ${COLUMNS} FROM books WHERE id = $1`
-const EXISTS = 'SELECT 1 FROM books WHERE id = $1'
-const PAGE = 'SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2'
+const INSERT: Statement = {
+  name: 'books_insert',
+  text: `INSERT INTO books (title, author, year) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+}
+const SELECT: Statement = { name: 'books_select', text: `SELECT ${COLUMNS} FROM books WHERE id = ANY ($1::bigint[])` }
+const EXISTS: Statement = { name: 'books_exists', text: 'SELECT 1 FROM books WHERE id = $1' }
+const PAGE: Statement = {
+  name: 'books_page',
+  text: 'SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2',
+}
+// row_to_json writes each book compactly, members in column order; the server builds the text.
+const PAGE_JSON: Statement = {
+  name: 'books_page_json',
+  text: `SELECT '[' || coalesce(string_agg(row_to_json(page)::text, ',' ORDER BY id), '') || ']' AS json,
+    count(*)::int AS count, max(id) AS "lastId"
+  FROM (SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2) page`,
+}
 // One statement, so a concurrent write cannot slip between the revision check and the change.
-const UPDATE = `UPDATE books
+const UPDATE: Statement = {
+  name: 'books_update',
+  text: `UPDATE books
   SET title = coalesce($1, title), author = coalesce($2, author), year = coalesce($3, year),
       revision = revision + 1
   WHERE id = $4 AND ($5::bigint[] IS NULL OR revision = ANY ($5))
-  RETURNING ${COLUMNS}`
-const DELETE = 'DELETE FROM books WHERE id = $1'
+  RETURNING ${COLUMNS}`,
+}
+const DELETE: Statement = { name: 'books_delete', text: 'DELETE FROM books WHERE id = $1' }
+const PING: Statement = { name: 'books_ping', text: 'SELECT 1' }
 
 /**
  * Settles like `work`, or fails as unavailable after `ms`. The driver's own timeouts apply to
@@ -54,6 +79,7 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 export class PostgresBookStore implements BookStore {
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
+  readonly #lookup = batchedLookup(async (ids) => (await this.#query<StoredBook>(SELECT, [ids])).rows)
 
   private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {
     this.#queryTimeoutMs = queryTimeoutMs
@@ -84,9 +110,9 @@ export class PostgresBookStore implements BookStore {
     return new PostgresBookStore(options)
   }
 
-  async #query<R extends QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  async #query<R extends QueryResultRow>({ name, text }: Statement, values: unknown[]): Promise<pg.QueryResult<R>> {
     try {
-      return await withDeadline(this.#pool.query<R>(text, values), this.#queryTimeoutMs)
+      return await withDeadline(this.#pool.query<R>({ name, text, values }), this.#queryTimeoutMs)
     } catch (err) {
       throw classifyPostgresError(err)
     }
@@ -97,12 +123,18 @@ export class PostgresBookStore implements BookStore {
     return rows[0]!
   }
 
-  async get(id: number): Promise<StoredBook | undefined> {
-    return (await this.#query<StoredBook>(SELECT, [id])).rows[0]
+  get(id: number): Promise<StoredBook | undefined> {
+    return this.#lookup(id)
   }
 
   async list(after: number, limit: number): Promise<Book[]> {
     return (await this.#query<Book>(PAGE, [after, limit])).rows
+  }
+
+  async listJson(after: number, limit: number): Promise<BookPageJson> {
+    const { rows } = await this.#query<{ json: string; count: number; lastId: number | null }>(PAGE_JSON, [after, limit])
+    const { json, count, lastId } = rows[0]!
+    return { json, count, lastId: lastId ?? undefined }
   }
 
   async update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
@@ -117,7 +149,7 @@ export class PostgresBookStore implements BookStore {
   }
 
   async ping(): Promise<void> {
-    await this.#query('SELECT 1', [])
+    await this.#query(PING, [])
   }
 
   async close(): Promise<void> {

@@ -6,11 +6,13 @@ import {
   StoreUnavailableError,
   type Book,
   type BookChanges,
+  type BookPageJson,
   type BookStore,
   type NewBook,
   type StoredBook,
   type UpdateResult,
 } from './store.ts'
+import { TurnTransaction } from './turn-transaction.ts'
 
 export interface SqliteOptions {
   /** A file path, or `:memory:`. */
@@ -85,8 +87,10 @@ export class SqliteBookStore implements BookStore {
   readonly #select: StatementSync
   readonly #exists: StatementSync
   readonly #page: StatementSync
+  readonly #pageJson: StatementSync
   readonly #update: StatementSync
   readonly #delete: StatementSync
+  readonly #turn: TurnTransaction
 
   constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal' }: SqliteOptions) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -105,28 +109,41 @@ export class SqliteBookStore implements BookStore {
     this.#select = db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`)
     this.#exists = db.prepare('SELECT 1 FROM books WHERE id = ?')
     this.#page = db.prepare('SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?')
+    // The subquery cannot be flattened (it has a LIMIT), so the aggregate sees its rows in id order.
+    this.#pageJson = db.prepare(`SELECT
+        json_group_array(json_object('id', id, 'title', title, 'author', author, 'year', year)) AS json,
+        count(*) AS count, max(id) AS lastId
+      FROM (SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?)`)
     this.#update = db.prepare(`UPDATE books
       SET title = coalesce(?1, title), author = coalesce(?2, author), year = coalesce(?3, year),
           revision = revision + 1
       WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
       RETURNING ${COLUMNS}`)
     this.#delete = db.prepare('DELETE FROM books WHERE id = ?')
+    this.#turn = new TurnTransaction(db, classify)
   }
 
   create(book: NewBook): Promise<StoredBook> {
-    return settle(() => this.#insert.get(book.title, book.author, book.year) as unknown as StoredBook)
+    return this.#turn.write(() => this.#insert.get(book.title, book.author, book.year) as unknown as StoredBook)
   }
 
   get(id: number): Promise<StoredBook | undefined> {
-    return settle(() => this.#select.get(id) as StoredBook | undefined)
+    return this.#turn.read(() => this.#select.get(id) as StoredBook | undefined)
   }
 
   list(after: number, limit: number): Promise<Book[]> {
     return settle(() => this.#page.all(after, limit) as unknown as Book[])
   }
 
+  listJson(after: number, limit: number): Promise<BookPageJson> {
+    return settle(() => {
+      const row = this.#pageJson.get(after, limit) as { json: string; count: number; lastId: number | null }
+      return { json: row.json, count: row.count, lastId: row.lastId ?? undefined }
+    })
+  }
+
   update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
-    return settle((): UpdateResult => {
+    return this.#turn.write((): UpdateResult => {
       const book = this.#update.get(
         changes.title ?? null,
         changes.author ?? null,
@@ -140,7 +157,7 @@ export class SqliteBookStore implements BookStore {
   }
 
   delete(id: number): Promise<boolean> {
-    return settle(() => this.#delete.run(id).changes > 0)
+    return this.#turn.write(() => this.#delete.run(id).changes > 0)
   }
 
   /** The synchronous level in force: 1 is NORMAL, 2 is FULL. */
@@ -155,6 +172,8 @@ export class SqliteBookStore implements BookStore {
   }
 
   async close(): Promise<void> {
-    if (this.#db.isOpen) this.#db.close()
+    if (!this.#db.isOpen) return
+    this.#turn.flush()
+    this.#db.close()
   }
 }

@@ -26,6 +26,15 @@ describe('instrumented store', () => {
     assert.deepEqual(metrics.seen, [['create', 'ok'], ['get', 'ok'], ['list', 'ok']])
   })
 
+  it("keeps the engine's own list serialisation, recorded as a list", async () => {
+    const metrics = recorder()
+    const store = instrumentStore(new SqliteBookStore({ path: ':memory:' }), metrics)
+    const book = await store.create(dune)
+    assert.deepEqual(await store.listJson?.(0, 10), { json: JSON.stringify([{ id: book.id, ...dune }]), count: 1, lastId: book.id })
+    await store.close()
+    assert.deepEqual(metrics.seen, [['create', 'ok'], ['list', 'ok']])
+  })
+
   it('passes failures on and records them as unavailable or error', async () => {
     const down = new StoreUnavailableError(new Error('down'))
     const broken = new Error('broken')

@@ -81,6 +81,22 @@ for (const engine of storeEngines) {
       assert.deepEqual(asJson(await store.list(created[4]!.id, 2)), [])
     })
 
+    it('serialises a page itself as the JSON of what list gives, when it can', async (t) => {
+      if (!store.listJson) {
+        t.skip('this engine lists only through list()')
+        return
+      }
+      const created = await createAll()
+      const awkward = await store.create({ title: 'Quote " and \\ and \n', author: 'é 😀 \u2028', year: 0 })
+      for (const [after, limit] of [[0, 100], [0, 2], [created[1]!.id, 2], [awkward.id, 10]] as const) {
+        const page = await store.listJson(after, limit)
+        const rows = asJson(await store.list(after, limit)) as { id: number }[]
+        assert.deepEqual(JSON.parse(page.json), rows)
+        assert.equal(page.count, rows.length)
+        assert.equal(page.lastId, rows.at(-1)?.id)
+      }
+    })
+
     it('updates only the given members and raises the revision', async () => {
       const { id } = await store.create(dune)
       const result = await store.update(id, { year: 1966 })

@@ -25,6 +25,7 @@ export async function openTestPostgresStore(): Promise<BookStore> {
     create: (book) => store.create(book),
     get: (id) => store.get(id),
     list: (after, limit) => store.list(after, limit),
+    listJson: (after, limit) => store.listJson(after, limit),
     update: (id, changes, expectedRevisions) => store.update(id, changes, expectedRevisions),
     delete: (id) => store.delete(id),
     ping: () => store.ping(),

@@ -1,0 +1,108 @@
+import type { DatabaseSync, StatementSync } from 'node:sqlite'
+
+interface Operation {
+  run: () => unknown
+  resolve: (value: unknown) => void
+  reject: (err: unknown) => void
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
+
+/**
+ * The store operations that requests ask for during one turn of the event loop run in one
+ * transaction, and none is answered before it commits.
+ *
+ * Writes: a commit per write made each pay for its own WAL append, locks and share of
+ * checkpoints; one commit per turn costs a fraction of that under concurrent load, and every
+ * acknowledged write is still committed first (group commit). Reads: each read on its own is
+ * a transaction that takes and drops a WAL read lock, two system calls that cost more than
+ * the lookup; a turn's reads share one. A read sees every write acknowledged before it was
+ * asked for, as before.
+ *
+ * Each operation fails on its own: SQLite undoes a failed statement and the rest commit. An
+ * error that ends the whole transaction (a full disk, an I/O error) fails all of them.
+ */
+export class TurnTransaction {
+  readonly #db: DatabaseSync
+  readonly #classify: (err: unknown) => unknown
+  readonly #beginRead: StatementSync
+  readonly #beginWrite: StatementSync
+  readonly #commit: StatementSync
+  #pending: Operation[] = []
+  #writes = false
+
+  constructor(db: DatabaseSync, classify: (err: unknown) => unknown) {
+    this.#db = db
+    this.#classify = classify
+    this.#beginRead = db.prepare('BEGIN')
+    // IMMEDIATE takes the write lock first, so a busy database fails the BEGIN, not a write half-way.
+    this.#beginWrite = db.prepare('BEGIN IMMEDIATE')
+    this.#commit = db.prepare('COMMIT')
+  }
+
+  read<T>(statement: () => T): Promise<T> {
+    return this.#enqueue(statement)
+  }
+
+  write<T>(statement: () => T): Promise<T> {
+    this.#writes = true
+    return this.#enqueue(statement)
+  }
+
+  #enqueue<T>(statement: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const first = this.#pending.push({ run: statement, resolve: resolve as (value: unknown) => void, reject }) === 1
+      // setImmediate, not a microtask: it runs after every request that this turn's I/O delivered.
+      if (first) setImmediate(() => this.flush())
+    })
+  }
+
+  /** Runs and commits what is pending now. */
+  flush(): void {
+    const operations = this.#pending
+    const begin = this.#writes ? this.#beginWrite : this.#beginRead
+    this.#pending = []
+    this.#writes = false
+    if (operations.length === 0) return
+    const failAll = (err: unknown) => {
+      const error = this.#classify(err)
+      for (const operation of operations) operation.reject(error)
+    }
+    // A lone operation is its own transaction already.
+    const single = operations.length === 1
+    try {
+      if (!single) begin.run()
+    } catch (err) {
+      failAll(err)
+      return
+    }
+    const outcomes: Outcome[] = []
+    for (const operation of operations) {
+      try {
+        outcomes.push({ ok: true, value: operation.run() })
+      } catch (err) {
+        if (!single && !this.#db.isTransaction) {
+          failAll(err)
+          return
+        }
+        outcomes.push({ ok: false, error: this.#classify(err) })
+      }
+    }
+    try {
+      if (!single) this.#commit.run()
+    } catch (err) {
+      try {
+        if (this.#db.isTransaction) this.#db.exec('ROLLBACK')
+      } catch {
+        // Nothing was answered, and the next BEGIN finds out whether the store recovered.
+      }
+      failAll(err)
+      return
+    }
+    operations.forEach((operation, i) => {
+      const outcome = outcomes[i]!
+      if (outcome.ok) operation.resolve(outcome.value)
+      else operation.reject(outcome.error)
+    })
+  }
+}
