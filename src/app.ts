@@ -1,12 +1,23 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import { createCredentialCheck } from './auth/credentials.ts'
+import { LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
 import { serveApiReference } from './http/api-reference.ts'
 import { parseEveryBodyAsJson } from './http/body-parser.ts'
-import { answerErrorsWithEnvelope, clientErrorHandler, frameworkErrors, methodNotAllowed } from './http/error-handling.ts'
+import { capConnections, connectionOptions } from './http/connection-limits.ts'
+import { allowCrossOrigin } from './http/cors.ts'
+import {
+  answerErrorsWithEnvelope,
+  clientErrorHandler,
+  frameworkErrors,
+  methodNotAllowed,
+  refuseConnect,
+  refuseUnknownExpectations,
+} from './http/error-handling.ts'
 import { serveOpenApi } from './http/openapi.ts'
 import { requestIdFor } from './http/request-id.ts'
+import { addSecurityHeaders } from './http/security-headers.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
 import { createRequestTracing } from './observability/request-tracing.ts'
@@ -23,6 +34,7 @@ export const BODY_LIMIT_BYTES = 64 * 1024
 export interface AppParts {
   store?: BookStore
   tokens?: TokenService
+  loginLimiter?: LoginLimiter
   /** A cluster worker's metrics answer for every worker; tests keep process metrics out. */
   metrics?: Metrics
   /** Where log lines go instead of stdout. */
@@ -51,20 +63,31 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     ajv: { customOptions: { coerceTypes: false } },
     frameworkErrors: tracing.frameworkErrors(frameworkErrors),
     clientErrorHandler,
+    trustProxy: config.trustProxy,
+    ...connectionOptions(config.limits),
     // While draining for shutdown, requests already on open connections are served, not refused
     // with Fastify's own 503 body, which is not the envelope.
     return503OnClosing: false,
   })
   app.addHook('onClose', () => store.close())
+  capConnections(app.server, config.limits)
+  refuseConnect(app.server)
+  refuseUnknownExpectations(app.server)
 
   tracing.register(app)
+  addSecurityHeaders(app)
+  await allowCrossOrigin(app, config.corsOrigins)
   answerErrorsWithEnvelope(app)
   parseEveryBodyAsJson(app)
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)
 
   await app.register(operationRoutes, { store, metrics })
-  await app.register(tokenRoutes, { tokens, checkCredentials: createCredentialCheck(config.username, config.password) })
+  await app.register(tokenRoutes, {
+    tokens,
+    checkCredentials: createCredentialCheck(config.username, config.password),
+    limiter: parts.loginLimiter ?? new LoginLimiter(),
+  })
   await app.register(bookRoutes, { store, tokens })
   await serveApiReference(app)
   await app.register(answerMissingMethods)

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { parseEnv } from 'node:util'
 
@@ -21,12 +22,38 @@ export interface Config {
   password: string
   logLevel: string
   production: boolean
+  /** Whom to believe about the client address in `X-Forwarded-For`: Fastify's `trustProxy`. */
+  trustProxy: boolean | string[]
+  /** Origins whose pages may call the service from a browser; empty turns CORS off. */
+  corsOrigins: string[]
+  /** `normal` survives a crash of the process; `full` also survives a power loss. */
+  sqliteSynchronous: 'normal' | 'full'
+  limits: ConnectionLimits
   /** Worker processes sharing the port; 1 runs the service in this process. */
   workers: number
   /** How long requests in flight may take to finish once a shutdown signal arrives. */
   shutdownGraceMs: number
   /** Said once at start-up: what was generated because it was not configured. */
   notices: string[]
+}
+
+/** What a client may hold of the server: slow or idle clients are cut at these bounds. */
+export interface ConnectionLimits {
+  /** The whole request, headers and body, must arrive within this. */
+  requestTimeoutMs: number
+  /** The request line and headers must arrive within this. */
+  headersTimeoutMs: number
+  /** An idle kept-alive connection is closed after this. */
+  keepAliveTimeoutMs: number
+  /** Open connections beyond this are closed as they arrive. */
+  maxConnections: number
+}
+
+export const DEFAULT_LIMITS: ConnectionLimits = {
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1024,
 }
 
 /** A configuration that cannot run; the message names the variable. */
@@ -81,6 +108,72 @@ function parseBoundedInt(env: Env, name: string, fallback: number, min: number, 
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`)
   }
   return Number(raw)
+}
+
+function parseLimits(env: Env): ConnectionLimits {
+  const hour = 3_600_000
+  const limits = {
+    requestTimeoutMs: parseBoundedInt(env, 'REQUEST_TIMEOUT_MS', DEFAULT_LIMITS.requestTimeoutMs, 100, hour),
+    headersTimeoutMs: parseBoundedInt(env, 'HEADERS_TIMEOUT_MS', DEFAULT_LIMITS.headersTimeoutMs, 100, hour),
+    keepAliveTimeoutMs: parseBoundedInt(env, 'KEEP_ALIVE_TIMEOUT_MS', DEFAULT_LIMITS.keepAliveTimeoutMs, 100, hour),
+    maxConnections: parseBoundedInt(env, 'MAX_CONNECTIONS', DEFAULT_LIMITS.maxConnections, 1, 1_000_000),
+  }
+  // Node refuses a headers timeout longer than the request timeout.
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError('HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS')
+  }
+  return limits
+}
+
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/**
+ * `false` (the default: the socket's peer is the client), `true` (believe any peer), or a
+ * comma-separated list of proxy addresses, CIDR ranges or the names loopback, linklocal and
+ * uniquelocal: only such peers are believed about the address in `X-Forwarded-For`.
+ */
+function parseTrustProxy(raw: string | undefined): boolean | string[] {
+  if (raw === undefined || raw === 'false') return false
+  if (raw === 'true') return true
+  const entries = raw.split(',').map((entry) => entry.trim())
+  const valid = (entry: string) => {
+    if (PROXY_RANGE_NAMES.has(entry)) return true
+    const [address = '', prefix, ...rest] = entry.split('/')
+    const family = isIP(address)
+    if (family === 0 || rest.length > 0) return false
+    return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
+  }
+  if (!entries.every(valid)) {
+    throw new ConfigError(`TRUST_PROXY must be true, false or a comma-separated list of proxy addresses or CIDR ranges, got "${raw}"`)
+  }
+  return entries
+}
+
+/** Comma-separated origins such as `https://books.example.org`; each must be exactly an origin. */
+function parseCorsOrigins(raw: string | undefined): string[] {
+  if (raw === undefined) return []
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim()
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      parsed = undefined
+    }
+    if (parsed === undefined || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS must list origins such as https://books.example.org, got "${origin}"`)
+    }
+    return origin
+  })
+}
+
+function parseSynchronous(raw: string | undefined): 'normal' | 'full' {
+  if (raw === undefined) return 'normal'
+  const mode = raw.toLowerCase()
+  if (mode !== 'normal' && mode !== 'full') {
+    throw new ConfigError(`SQLITE_SYNCHRONOUS must be normal or full, got "${raw}"`)
+  }
+  return mode
 }
 
 export function isSupportedDbUrl(url: string): boolean {
@@ -149,6 +242,10 @@ export function loadConfig(env: Env): Config {
     password,
     logLevel,
     production,
+    trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY')),
+    corsOrigins: parseCorsOrigins(value(env, 'CORS_ORIGINS')),
+    sqliteSynchronous: parseSynchronous(value(env, 'SQLITE_SYNCHRONOUS')),
+    limits: parseLimits(env),
     workers,
     shutdownGraceMs: parseBoundedInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, MAX_GRACE_MS),
     notices,

@@ -1,11 +1,14 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { buildApp, type AppParts } from '../src/app.ts'
-import type { Config } from '../src/config.ts'
+import { DEFAULT_LIMITS, type Config } from '../src/config.ts'
 import { createMetrics } from '../src/observability/metrics.ts'
 import { SqliteBookStore } from '../src/store/sqlite.ts'
 import type { BookStore } from '../src/store/store.ts'
 import { openTestPostgresStore } from './support/postgres-store.ts'
-import { postgresUnreachableReason } from './support/postgres.ts'
+import { createTestSchema, postgresUnreachableReason } from './support/postgres.ts'
 
 export const TEST_SECRET = 'a-test-secret-of-at-least-thirty-two-bytes'
 export const TEST_USERNAME = 'librarian'
@@ -25,6 +28,10 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     password: TEST_PASSWORD,
     logLevel: 'silent',
     production: false,
+    trustProxy: false,
+    corsOrigins: [],
+    sqliteSynchronous: 'normal',
+    limits: DEFAULT_LIMITS,
     workers: 1,
     shutdownGraceMs: 10_000,
     notices: [],
@@ -32,11 +39,20 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   }
 }
 
+/** A database of its own for a test that runs the service as a separate process. */
+export interface FreshDatabase {
+  /** What the process gets as DB_URL. */
+  dbUrl: string
+  /** Removes the database once the test is done with it. */
+  drop(): Promise<void>
+}
+
 /** A way to get a fresh, empty store of one engine; `skip` says why it cannot run here. */
 export interface StoreEngine {
   name: string
   skip?: string
   open(): Promise<BookStore>
+  freshDatabase(): Promise<FreshDatabase>
 }
 
 // With CI=true PostgreSQL is never skipped: when it is unreachable, its tests fail.
@@ -44,8 +60,23 @@ const postgresSkip = process.env.CI === 'true' ? undefined : await postgresUnrea
 
 /** Every engine the behavioural tests run against. */
 export const storeEngines: StoreEngine[] = [
-  { name: 'sqlite', open: async () => new SqliteBookStore({ path: ':memory:' }) },
-  { name: 'postgres', skip: postgresSkip, open: openTestPostgresStore },
+  {
+    name: 'sqlite',
+    open: async () => new SqliteBookStore({ path: ':memory:' }),
+    async freshDatabase() {
+      const dir = await mkdtemp(join(tmpdir(), 'books-'))
+      return { dbUrl: `sqlite:${join(dir, 'books.db')}`, drop: () => rm(dir, { recursive: true, force: true }) }
+    },
+  },
+  {
+    name: 'postgres',
+    skip: postgresSkip,
+    open: openTestPostgresStore,
+    async freshDatabase() {
+      const schema = await createTestSchema()
+      return { dbUrl: schema.url, drop: schema.drop }
+    },
+  },
 ]
 
 export async function buildTestApp(overrides: Partial<Config> = {}, parts: AppParts = {}): Promise<FastifyInstance> {
@@ -71,3 +102,11 @@ export function withToken(token: string, options: InjectOptions): InjectOptions 
 }
 
 export const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
+
+/** Starts `app` on a free loopback port and returns the port. */
+export async function listenOnLoopback(app: FastifyInstance): Promise<number> {
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('not listening on a TCP port')
+  return address.port
+}

@@ -36,6 +36,18 @@ function verifierFor(key: string) {
   })
 }
 
+/**
+ * The verifier checks `exp` and `nbf` are numbers but lets `1e400` (Infinity) through as a
+ * never-expiring token and leaves `iat` unchecked: every time claim must be a finite number.
+ */
+function checkTimeClaims(claims: TokenClaims): TokenClaims {
+  for (const claim of ['exp', 'iat', 'nbf'] as const) {
+    if (claim !== 'exp' && claims[claim] === undefined) continue
+    if (!Number.isFinite(claims[claim])) throw new TokenError(TokenError.codes.invalidClaimType, `The ${claim} claim must be a number.`)
+  }
+  return claims
+}
+
 export function createTokenService({ secret, previousSecret }: TokenKeys): TokenService {
   const signer = createSigner({ key: secret, algorithm: 'HS256', expiresIn: TOKEN_LIFETIME_SECONDS * 1000 })
   const current = verifierFor(secret)
@@ -45,10 +57,10 @@ export function createTokenService({ secret, previousSecret }: TokenKeys): Token
     sign: (subject) => signer({ sub: subject }),
     verify: rememberVerified((token) => {
       try {
-        return current(token) as TokenClaims
+        return checkTimeClaims(current(token) as TokenClaims)
       } catch (err) {
         if (previous && err instanceof TokenError && err.code === TokenError.codes.invalidSignature) {
-          return previous(token) as TokenClaims
+          return checkTimeClaims(previous(token) as TokenClaims)
         }
         throw err
       }

@@ -13,6 +13,12 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
  * header (`curl -d`) work. Bodies sent to routes that take none are read and dropped.
  */
 export function parseEveryBodyAsJson(app: FastifyInstance): void {
+  // The header decides nothing here, and the framework would refuse a malformed one
+  // (empty, `;;;`, non-ASCII) with 415 before any parser ran: drop it.
+  app.addHook('onRequest', (request, _reply, done) => {
+    delete request.raw.headers['content-type']
+    done()
+  })
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     if (request.routeOptions.schema?.body === undefined) {

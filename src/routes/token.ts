@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { CredentialCheck } from '../auth/credentials.ts'
+import type { LoginLimiter } from '../auth/login-limiter.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
@@ -9,9 +10,26 @@ import { Failure, failures, LoginRequest, RETRY_AFTER, Success, TokenPayload, wi
 export interface TokenRouteOptions {
   tokens: TokenService
   checkCredentials: CredentialCheck
+  limiter: LoginLimiter
 }
 
-export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentials }: TokenRouteOptions) {
+export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentials, limiter }: TokenRouteOptions) {
+  /** `request.ip` is the socket's peer, or the forwarded client when TRUST_PROXY trusts that peer. */
+  function refuseWhileLimited(request: FastifyRequest): void {
+    const retryAfter = limiter.retryAfterSeconds(request.ip)
+    if (retryAfter > 0) throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
+  }
+  // Refused before the body is read, so a limited client costs no parsing.
+  const refuseEarly: onRequestHookHandler = (request, _reply, done) => {
+    try {
+      refuseWhileLimited(request)
+    } catch (err) {
+      done(err as HttpError)
+      return
+    }
+    done()
+  }
+
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/token',
     {
@@ -38,10 +56,16 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
         },
       },
       config: { invalidInputMessage: 'Invalid request payload' },
+      onRequest: refuseEarly,
     },
     async (request, reply) => {
+      // Checked again here, in the same tick as the count, so concurrent guesses cannot slip past it.
+      refuseWhileLimited(request)
       const { username, password } = request.body
-      if (!checkCredentials(username, password)) throw new HttpError(401, 'Invalid credentials')
+      if (!checkCredentials(username, password)) {
+        limiter.recordFailure(request.ip)
+        throw new HttpError(401, 'Invalid credentials')
+      }
       let token: string
       try {
         token = tokens.sign(username)

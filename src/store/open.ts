@@ -3,13 +3,18 @@ import { PostgresBookStore } from './postgres.ts'
 import { SqliteBookStore, sqlitePath } from './sqlite.ts'
 import type { BookStore } from './store.ts'
 
-export type StoreConfig = Pick<Config, 'dbUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbQueryTimeoutMs'>
+export type StoreConfig = Pick<Config, 'dbUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbQueryTimeoutMs'> &
+  Partial<Pick<Config, 'sqliteSynchronous'>>
 
 /** Opens the store that `DB_URL` names and brings its schema up to date. */
 export async function openStore(config: StoreConfig): Promise<BookStore> {
   const { dbUrl } = config
   if (dbUrl.startsWith('sqlite:')) {
-    return new SqliteBookStore({ path: sqlitePath(dbUrl), busyTimeoutMs: config.dbQueryTimeoutMs })
+    return new SqliteBookStore({
+      path: sqlitePath(dbUrl),
+      busyTimeoutMs: config.dbQueryTimeoutMs,
+      synchronous: config.sqliteSynchronous,
+    })
   }
   if (/^postgres(ql)?:\/\//.test(dbUrl)) {
     return PostgresBookStore.open({

@@ -19,6 +19,12 @@ export interface SqliteOptions {
   path: string
   /** How long a write waits for another process's lock before the request answers 503. */
   busyTimeoutMs?: number
+  /**
+   * With WAL, `normal` syncs at checkpoints only: a commit answered is in the OS and survives
+   * a crash of the process, but a power loss may take the newest commits. `full` syncs the
+   * log at every commit, so commits also survive a power loss, at the cost of one fsync each.
+   */
+  synchronous?: 'normal' | 'full' | undefined
 }
 
 // Primary result codes (the low byte of an extended code) that mean "try again later".
@@ -86,16 +92,14 @@ export class SqliteBookStore implements BookStore {
   readonly #delete: StatementSync
   readonly #turn: TurnTransaction
 
-  constructor({ path, busyTimeoutMs = 4000 }: SqliteOptions) {
+  constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal' }: SqliteOptions) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const db = new DatabaseSync(path)
     this.#db = db
     try {
       db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
-      // WAL with synchronous=NORMAL: a commit is in the OS before the answer, so it
-      // survives a crash of the process; only a power loss can take the newest commits.
       db.exec('PRAGMA journal_mode = WAL')
-      db.exec('PRAGMA synchronous = NORMAL')
+      db.exec(`PRAGMA synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
       migrate(db)
     } catch (err) {
       db.close()
@@ -154,6 +158,11 @@ export class SqliteBookStore implements BookStore {
 
   delete(id: number): Promise<boolean> {
     return this.#turn.write(() => this.#delete.run(id).changes > 0)
+  }
+
+  /** The synchronous level in force: 1 is NORMAL, 2 is FULL. */
+  synchronousLevel(): number {
+    return this.#db.prepare('PRAGMA synchronous').get()!.synchronous as number
   }
 
   ping(): Promise<void> {

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { FastifyInstance } from 'fastify'
+import { LoginLimiter } from '../../src/auth/login-limiter.ts'
+import type { Config } from '../../src/config.ts'
+import { buildTestApp, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
+
+const right = { username: TEST_USERNAME, password: TEST_PASSWORD }
+const wrong = { username: TEST_USERNAME, password: 'guess' }
+
+async function withClock(overrides: Partial<Config> = {}) {
+  let now = 5_000_000
+  const app = await buildTestApp(overrides, { loginLimiter: new LoginLimiter({ now: () => now }) })
+  return { app, advance: (ms: number) => (now += ms) }
+}
+
+function login(app: FastifyInstance, payload: unknown, remoteAddress = '198.51.100.1', headers: Record<string, string> = {}) {
+  return app.inject({ method: 'POST', url: '/token', payload: payload as object, remoteAddress, headers })
+}
+
+async function failTimes(app: FastifyInstance, times: number, remoteAddress?: string, headers?: Record<string, string>) {
+  for (let i = 0; i < times; i++) {
+    const res = await login(app, wrong, remoteAddress, headers)
+    assert.equal(res.statusCode, 401, `failure ${i + 1}`)
+  }
+}
+
+describe('POST /token brute-force limit', () => {
+  it('answers 429 with Retry-After after ten failures, even for the right pair, until the window passes', async () => {
+    const { app, advance } = await withClock()
+    await failTimes(app, 10)
+    const limited = await login(app, right)
+    assert.equal(limited.statusCode, 429)
+    assert.deepEqual(limited.json(), { status: 429, message: 'Too many requests', data: null })
+    assert.equal(limited.headers['retry-after'], '900')
+    // Attempts while refused do not extend the wait.
+    advance(60_000)
+    assert.equal((await login(app, wrong)).headers['retry-after'], '840')
+    advance(840_000 - 1)
+    assert.equal((await login(app, right)).statusCode, 429)
+    advance(1)
+    assert.equal((await login(app, right)).statusCode, 200)
+    await app.close()
+  })
+
+  it('refuses a limited client before reading its body', async () => {
+    const { app } = await withClock()
+    await failTimes(app, 10)
+    for (const payload of ['{', '[]', '{"username":1}']) {
+      const res = await app.inject({ method: 'POST', url: '/token', payload, remoteAddress: '198.51.100.1' })
+      assert.equal(res.statusCode, 429)
+    }
+    await app.close()
+  })
+
+  it('does not count successful logins or unparsable bodies', async () => {
+    const { app } = await withClock()
+    await failTimes(app, 5)
+    for (let i = 0; i < 20; i++) assert.equal((await login(app, right)).statusCode, 200)
+    for (let i = 0; i < 20; i++) assert.equal((await login(app, { username: 'x' })).statusCode, 400)
+    await failTimes(app, 5)
+    assert.equal((await login(app, right)).statusCode, 429)
+    await app.close()
+  })
+
+  it('counts each client address on its own', async () => {
+    const { app } = await withClock()
+    await failTimes(app, 10, '198.51.100.1')
+    assert.equal((await login(app, right, '198.51.100.1')).statusCode, 429)
+    assert.equal((await login(app, right, '198.51.100.2')).statusCode, 200)
+    await app.close()
+  })
+
+  it('refuses concurrent guesses beyond the limit', async () => {
+    const { app } = await withClock()
+    const answers = await Promise.all(Array.from({ length: 30 }, () => login(app, wrong)))
+    const statuses = answers.map((res) => res.statusCode)
+    assert.equal(statuses.filter((status) => status === 401).length, 10)
+    assert.equal(statuses.filter((status) => status === 429).length, 20)
+    await app.close()
+  })
+
+  it('ignores X-Forwarded-For unless TRUST_PROXY trusts the peer', async () => {
+    const { app } = await withClock()
+    for (let i = 0; i < 10; i++) {
+      assert.equal((await login(app, wrong, '198.51.100.1', { 'x-forwarded-for': `203.0.113.${i}` })).statusCode, 401)
+    }
+    const res = await login(app, right, '198.51.100.1', { 'x-forwarded-for': '203.0.113.99' })
+    assert.equal(res.statusCode, 429)
+    await app.close()
+  })
+
+  it('counts the forwarded client address when the proxy is trusted', async () => {
+    const { app } = await withClock({ trustProxy: ['198.51.100.1'] })
+    await failTimes(app, 10, '198.51.100.1', { 'x-forwarded-for': '203.0.113.5' })
+    assert.equal((await login(app, right, '198.51.100.1', { 'x-forwarded-for': '203.0.113.5' })).statusCode, 429)
+    assert.equal((await login(app, right, '198.51.100.1', { 'x-forwarded-for': '203.0.113.6' })).statusCode, 200)
+    // A peer that is not the trusted proxy is counted by its own address whatever it forwards.
+    await failTimes(app, 10, '198.51.100.9', { 'x-forwarded-for': '203.0.113.7' })
+    assert.equal((await login(app, right, '198.51.100.9', { 'x-forwarded-for': '203.0.113.8' })).statusCode, 429)
+    await app.close()
+  })
+})
