@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { login, startService, type ServiceProcess } from './service-process.ts'
+import { login, startService, type Service } from './bench/service.ts'
 
 const { values } = parseArgs({
   options: { minutes: { type: 'string' }, clients: { type: 'string' } },
@@ -44,7 +44,7 @@ function count(key: string) {
   counts.set(key, (counts.get(key) ?? 0) + 1)
 }
 
-async function expect(service: ServiceProcess, name: string, expected: number[], init: RequestInit & { path: string }) {
+async function expect(service: Service, name: string, expected: number[], init: RequestInit & { path: string }) {
   requests++
   let res: Response
   try {
@@ -69,8 +69,8 @@ async function expect(service: ServiceProcess, name: string, expected: number[],
   return { res, body }
 }
 
-async function client(service: ServiceProcess, until: number) {
-  let token = await login(service.baseUrl)
+async function client(service: Service, until: number) {
+  let token = await login(service)
   let loggedInAt = Date.now()
   const own: number[] = []
   const json = (extra: Record<string, string> = {}) => ({ authorization: token, 'content-type': 'application/json', ...extra })
@@ -139,8 +139,9 @@ async function client(service: ServiceProcess, until: number) {
 
 const dir = process.env.SOAK_DB_URL === undefined ? await mkdtemp(join(tmpdir(), 'soak-')) : undefined
 const dbUrl = process.env.SOAK_DB_URL ?? `sqlite:${join(dir!, 'books.db')}`
-const service = await startService({ DB_URL: dbUrl, LOG_LEVEL: 'info' })
-const pid = service.child.pid!
+// Request logs on, as a deployment runs it; they are written to /dev/null.
+const service = await startService({ dbUrl, logLevel: 'info' })
+const pid = service.pid
 try {
   // A short warm-up first, so the starting figure is the service at work rather than at rest.
   await Promise.all(Array.from({ length: clients }, () => client(service, Date.now() + 5_000)))
@@ -172,7 +173,6 @@ try {
   console.log(`service RSS over the run (MiB): ${samples.join(' ')}`)
   process.exitCode = errors.length === 0 ? 0 : 1
 } finally {
-  service.child.kill('SIGTERM')
-  await service.exited
+  await service.stop()
   if (dir !== undefined) await rm(dir, { recursive: true, force: true })
 }

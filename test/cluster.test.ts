@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { restartDelayMs } from '../src/cluster.ts'
 import { TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
-import { startService, type LogLine } from './service-process.ts'
+import { serviceEnv, spawnService, type LogLine } from './support/service.ts'
 
 const WRITES = 200
 
@@ -10,7 +10,7 @@ const isListening = (line: LogLine) => /^Server listening at /.test(line.msg ?? 
 
 describe('WORKERS=2', { timeout: 90_000 }, () => {
   it('shares the port, creates and updates concurrently without a failure, sums metrics, restarts a dead worker and stops on SIGTERM', async () => {
-    const service = startService({ WORKERS: '2' })
+    const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2' }))
     try {
       const port = await service.port()
       await service.waitForLine((line) => service.lines.filter(isListening).length === 2 && isListening(line))

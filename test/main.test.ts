@@ -4,28 +4,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
-import { runToExit, startService, type RunningService } from './service.ts'
+import { call, login, runToExit, startService } from './support/service.ts'
 
 const credentials = { AUTH_USERNAME: 'librarian', AUTH_PASSWORD: 'a long passphrase' }
 const productionEnv = { NODE_ENV: 'production', SECRET_TOKEN: 'p'.repeat(40), ...credentials }
 
 function tempDir() {
   return mkdtempSync(join(tmpdir(), 'books-main-'))
-}
-
-async function request(service: RunningService, method: string, path: string, options: { token?: string; body?: unknown } = {}) {
-  const res = await fetch(service.url + path, {
-    method,
-    headers: options.token ? { authorization: options.token } : {},
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  })
-  return { status: res.status, headers: res.headers, body: (await res.json()) as { status: number; message: string; data: any } }
-}
-
-async function login(service: RunningService, username: string, password: string): Promise<string> {
-  const res = await request(service, 'POST', '/token', { body: { username, password } })
-  assert.equal(res.status, 200, JSON.stringify(res.body))
-  return res.body.data.token
 }
 
 describe('the service as npm start runs it', () => {
@@ -36,21 +21,21 @@ describe('the service as npm start runs it', () => {
     let id: number
     try {
       const token = await login(service, credentials.AUTH_USERNAME, credentials.AUTH_PASSWORD)
-      const created = await request(service, 'POST', '/book', { token, body: { title: 'Dune', author: 'Frank Herbert', year: 1965 } })
+      const created = await call(service, 'POST', '/book', { token, body: { title: 'Dune', author: 'Frank Herbert', year: 1965 } })
       assert.equal(created.status, 201)
       id = created.body.data.id
-      const kept = await request(service, 'POST', '/book', { token, body: { title: 'Emma', author: 'Jane Austen', year: 1815 } })
-      assert.deepEqual((await request(service, 'GET', `/book/${id}`, { token })).body.data, { id, title: 'Dune', author: 'Frank Herbert', year: 1965 })
-      assert.equal((await request(service, 'GET', '/books', { token })).body.data.length, 2)
-      const updated = await request(service, 'PUT', `/book/${id}`, { token, body: { year: 1966 } })
+      const kept = await call(service, 'POST', '/book', { token, body: { title: 'Emma', author: 'Jane Austen', year: 1815 } })
+      assert.deepEqual((await call(service, 'GET', `/book/${id}`, { token })).body.data, { id, title: 'Dune', author: 'Frank Herbert', year: 1965 })
+      assert.equal((await call(service, 'GET', '/books', { token })).body.data.length, 2)
+      const updated = await call(service, 'PUT', `/book/${id}`, { token, body: { year: 1966 } })
       assert.deepEqual([updated.status, updated.body.message, updated.body.data.year], [200, 'Book updated successfully', 1966])
-      assert.deepEqual((await request(service, 'DELETE', `/book/${id}`, { token })).body, { status: 200, message: 'Book deleted successfully', data: null })
-      assert.equal((await request(service, 'GET', `/book/${id}`, { token })).status, 404)
-      assert.equal(await service.stop(), 0)
+      assert.deepEqual((await call(service, 'DELETE', `/book/${id}`, { token })).body, { status: 200, message: 'Book deleted successfully', data: null })
+      assert.equal((await call(service, 'GET', `/book/${id}`, { token })).status, 404)
+      assert.equal((await service.stop()).code, 0)
 
       service = await startService(env)
       // The same secret across the restart: the token issued before still opens the routes.
-      const after = await request(service, 'GET', '/books', { token })
+      const after = await call(service, 'GET', '/books', { token })
       assert.deepEqual(after.body.data, [kept.body.data])
     } finally {
       await service.stop()
@@ -63,11 +48,11 @@ describe('the service as npm start runs it', () => {
     let service = await startService(env)
     try {
       const token = await login(service, credentials.AUTH_USERNAME, credentials.AUTH_PASSWORD)
-      const created = await request(service, 'POST', '/book', { token, body: { title: 'Kept', author: 'A', year: 1 } })
+      const created = await call(service, 'POST', '/book', { token, body: { title: 'Kept', author: 'A', year: 1 } })
       assert.equal(created.status, 201)
       await service.stop('SIGKILL')
       service = await startService(env)
-      const res = await request(service, 'GET', `/book/${created.body.data.id}`, { token })
+      const res = await call(service, 'GET', `/book/${created.body.data.id}`, { token })
       assert.equal(res.status, 200)
     } finally {
       await service.stop()
@@ -84,7 +69,7 @@ describe('the service as npm start runs it', () => {
       assert.ok(password, output)
       assert.equal(output.split(password).length - 1, 1)
       const token = await login(service, 'admin', password)
-      assert.equal((await request(service, 'GET', '/books', { token })).status, 200)
+      assert.equal((await call(service, 'GET', '/books', { token })).status, 200)
       assert.ok(existsSync(join(cwd, 'data', 'books.db')))
       const db = new DatabaseSync(join(cwd, 'data', 'books.db'), { readOnly: true })
       assert.deepEqual(db.prepare('SELECT version, name FROM schema_migrations').all().map((row) => ({ ...row })), [{ version: 1, name: 'create_books' }])
@@ -111,7 +96,7 @@ describe('the service as npm start runs it', () => {
     const service = await startService({ AUTH_PASSWORD: 'env-password' }, { cwd })
     try {
       await login(service, 'from-file', 'env-password')
-      const refused = await request(service, 'POST', '/token', { body: { username: 'from-file', password: 'file-password' } })
+      const refused = await call(service, 'POST', '/token', { body: { username: 'from-file', password: 'file-password' } })
       assert.equal(refused.status, 401)
     } finally {
       await service.stop()
@@ -122,8 +107,8 @@ describe('the service as npm start runs it', () => {
     const service = await startService({ ...productionEnv, DB_URL: 'sqlite::memory:' })
     try {
       const token = await login(service, credentials.AUTH_USERNAME, credentials.AUTH_PASSWORD)
-      await request(service, 'GET', '/books', { token })
-      await request(service, 'POST', '/token', { body: { username: credentials.AUTH_USERNAME, password: 'wrong guess' } })
+      await call(service, 'GET', '/books', { token })
+      await call(service, 'POST', '/token', { body: { username: credentials.AUTH_USERNAME, password: 'wrong guess' } })
       await service.stop()
       const output = service.output()
       for (const secret of [productionEnv.SECRET_TOKEN, credentials.AUTH_PASSWORD, 'wrong guess', token]) {

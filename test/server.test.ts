@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
-import { startService } from './service-process.ts'
+import { serviceEnv, spawnService } from './support/service.ts'
 
 /** Everything received on `socket` until `done` says it is enough. */
 function receive(socket: Socket, done: (text: string) => boolean): Promise<string> {
@@ -68,7 +68,7 @@ async function refusesConnections(port: number): Promise<boolean> {
 describe('graceful shutdown', { timeout: 60_000 }, () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`on ${signal}, refuses new connections, finishes the request in flight, closes the store and exits 0`, async () => {
-      const service = startService()
+      const service = spawnService(serviceEnv('sqlite:books.db'))
       const port = await service.port()
       const login = await startSlowLogin(port)
 
@@ -89,7 +89,7 @@ describe('graceful shutdown', { timeout: 60_000 }, () => {
   }
 
   it('cuts requests still in flight when the grace period is over, and exits 1', async () => {
-    const service = startService({ SHUTDOWN_GRACE_MS: '300' })
+    const service = spawnService(serviceEnv('sqlite:books.db', { SHUTDOWN_GRACE_MS: '300' }))
     const port = await service.port()
     const login = await startSlowLogin(port)
     const closed = new Promise((resolve) => login.socket.once('close', resolve))

@@ -4,7 +4,7 @@ import { setTimeout } from 'node:timers/promises'
 import { loadMigrations } from '../src/store/migrations.ts'
 import { APPLICATION_NAME } from '../src/store/postgres-migrations.ts'
 import { dune, storeEngines } from './helpers.ts'
-import { call, instanceEnv, login, startInstance, type Instance } from './support/instance.ts'
+import { call, serviceEnv, login, startService, type ListeningService } from './support/service.ts'
 import { adminQuery, connectAdmin, createTestSchema, type TestSchema } from './support/postgres.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
@@ -28,8 +28,8 @@ async function sessionsWaitingToMigrate(count: number, timeoutMs: number): Promi
 
 describe('several instances on one PostgreSQL database', { skip: postgres.skip }, () => {
   let schema: TestSchema
-  let instances: Instance[] = []
-  let started: PromiseSettledResult<Instance>[]
+  let instances: ListeningService[] = []
+  let started: PromiseSettledResult<ListeningService>[]
   let allReachedTheGate: boolean
 
   before(async () => {
@@ -40,8 +40,8 @@ describe('several instances on one PostgreSQL database', { skip: postgres.skip }
     const gate = await connectAdmin()
     await gate.query('BEGIN')
     await gate.query(`CREATE TABLE ${schema.name}.schema_migrations (version integer)`)
-    const env = instanceEnv(schema.url)
-    const starting = Promise.allSettled(Array.from({ length: INSTANCES }, () => startInstance(env)))
+    const env = serviceEnv(schema.url)
+    const starting = Promise.allSettled(Array.from({ length: INSTANCES }, () => startService(env)))
     allReachedTheGate = await sessionsWaitingToMigrate(INSTANCES, 15_000)
     await gate.query('ROLLBACK')
     await gate.end()
@@ -68,7 +68,7 @@ describe('several instances on one PostgreSQL database', { skip: postgres.skip }
 
   it('serve the same books: created on one, read, updated and deleted on the others', async () => {
     assert.equal(instances.length, INSTANCES)
-    const [first, second, third, fourth] = instances as [Instance, Instance, Instance, Instance]
+    const [first, second, third, fourth] = instances as [ListeningService, ListeningService, ListeningService, ListeningService]
     const token = await login(first)
 
     const created = await call(first, 'POST', '/book', { token, body: dune })

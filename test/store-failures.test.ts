@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { setTimeout } from 'node:timers/promises'
 import { dune, storeEngines } from './helpers.ts'
-import { call, instanceEnv, login, runUntilExit, startInstance, type Answer, type Instance } from './support/instance.ts'
+import { call, serviceEnv, login, runToExit, startService, type Answer, type ListeningService } from './support/service.ts'
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from './support/postgres.ts'
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts'
 
@@ -44,29 +44,29 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
 
     it('stop the service with exit code 1 and one line saying why when the server is down', async () => {
       await proxy.down()
-      const { code, stderr } = await runUntilExit(instanceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
+      const { code, output } = await runToExit(serviceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
       assert.equal(code, 1)
-      assert.match(stderr, /^Store unavailable at start-up: connect ECONNREFUSED 127\.0\.0\.1:\d+\n$/)
+      assert.match(output, /^Store unavailable at start-up: connect ECONNREFUSED 127\.0\.0\.1:\d+\n$/)
     })
 
     it('stop the service within the connect timeout when the server stalls', async () => {
       await proxy.restore()
       proxy.stall()
       const started = performance.now()
-      const { code, stderr } = await runUntilExit(instanceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
+      const { code, output } = await runToExit(serviceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
       assert.equal(code, 1)
-      assert.match(stderr, /^Store unavailable at start-up: /)
+      assert.match(output, /^Store unavailable at start-up: /)
       assert.ok(performance.now() - started < CONTRACT_LIMIT_MS)
     })
   })
 
   describe('while the service runs', { timeout: 30_000 }, () => {
-    let instance: Instance
+    let instance: ListeningService
     let token: string
     let bookId: number
 
     before(async () => {
-      instance = await startInstance(instanceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
+      instance = await startService(serviceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
       token = await login(instance)
     })
     after(() => instance?.stop())

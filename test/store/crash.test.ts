@@ -4,7 +4,7 @@ import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { once } from 'node:events'
 import { storeEngines } from '../helpers.ts'
-import { instanceEnv, login, startInstance, type Instance } from '../support/instance.ts'
+import { serviceEnv, login, startService, type ListeningService } from '../support/service.ts'
 
 const WORKERS = 4
 
@@ -28,7 +28,7 @@ interface Ledger {
   answered: number
 }
 
-async function call(service: Instance, token: string, method: string, path: string, body?: unknown) {
+async function call(service: ListeningService, token: string, method: string, path: string, body?: unknown) {
   const res = await fetch(new URL(path, service.url), {
     method,
     headers: { authorization: token, 'content-type': 'application/json' },
@@ -38,7 +38,7 @@ async function call(service: Instance, token: string, method: string, path: stri
 }
 
 /** Creates, updates and deletes its own books until the service dies under it. */
-async function writer(service: Instance, token: string, worker: number, ledger: Ledger) {
+async function writer(service: ListeningService, token: string, worker: number, ledger: Ledger) {
   const own: number[] = []
   for (let n = 0; ; n++) {
     const action = own.length === 0 ? 0 : randomInt(10)
@@ -81,9 +81,9 @@ for (const engine of storeEngines) {
     it('keeps every write answered 2xx and every answered delete', async (t) => {
       const database = await engine.freshDatabase()
       t.after(() => database.drop())
-      const env = instanceEnv(database.dbUrl)
+      const env = serviceEnv(database.dbUrl)
 
-      const first = await startInstance(env)
+      const first = await startService(env)
       t.after(() => first.stop())
       const token = await login(first)
       const ledger: Ledger = { books: new Map(), unansweredCreates: new Set(), answered: 0 }
@@ -96,7 +96,7 @@ for (const engine of storeEngines) {
       await Promise.all(writers)
       assert.ok(ledger.answered >= 10, `only ${ledger.answered} writes were answered before the kill`)
 
-      const second = await startInstance(env)
+      const second = await startService(env)
       t.after(() => second.stop())
       const again = await login(second)
       for (const [id, { acked, pending }] of ledger.books) {
