@@ -26,13 +26,13 @@ import { operationRoutes } from './routes/operations.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { instrumentStore } from './store/instrumented.ts'
 import { openStore } from './store/open.ts'
-import type { BookStore } from './store/store.ts'
+import type { Store } from './store/store.ts'
 
 export const BODY_LIMIT_BYTES = 64 * 1024
 
 /** What a caller may supply instead of what the configuration would build. */
 export interface AppParts {
-  store?: BookStore
+  store?: Store
   tokens?: TokenService
   loginLimiter?: LoginLimiter
   /** A cluster worker's metrics answer for every worker; tests keep process metrics out. */

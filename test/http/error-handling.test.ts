@@ -3,18 +3,28 @@ import { connect } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { StoreUnavailableError, type BookStore } from '../../src/store/store.ts'
+import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
 import { buildTestApp, dune, issueToken } from '../helpers.ts'
 
 const envelopeOf = (status: number, message: string) => ({ status, message, data: null })
 
 /** A store whose every call fails with `error`. */
-function failingStore(error: () => Error): BookStore {
+function failingStore(error: () => Error): Store {
   const store = new SqliteBookStore({ path: ':memory:' })
   const fail = async () => {
     throw error()
   }
-  return { create: fail, get: fail, list: fail, update: fail, delete: fail, ping: fail, close: () => store.close() }
+  return {
+    create: fail,
+    get: fail,
+    list: fail,
+    update: fail,
+    delete: fail,
+    recordLoginFailure: fail,
+    recentLoginFailures: fail,
+    ping: fail,
+    close: () => store.close(),
+  }
 }
 
 describe('framework errors keep the envelope', () => {
