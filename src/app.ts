@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import { createCredentialCheck } from './auth/credentials.ts'
-import { LoginLimiter } from './auth/login-limiter.ts'
+import { StoreLoginLimiter, type LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
 import { serveApiReference } from './http/api-reference.ts'
@@ -86,7 +86,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(tokenRoutes, {
     tokens,
     checkCredentials: createCredentialCheck(config.username, config.password),
-    limiter: parts.loginLimiter ?? new LoginLimiter(),
+    limiter: parts.loginLimiter ?? new StoreLoginLimiter(store),
   })
   await app.register(bookRoutes, { store, tokens })
   await serveApiReference(app)
