@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import { createCredentialCheck } from './auth/credentials.ts'
-import { LoginLimiter } from './auth/login-limiter.ts'
+import { StoreLoginLimiter, type LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
 import { serveApiReference } from './http/api-reference.ts'
@@ -26,13 +26,13 @@ import { operationRoutes } from './routes/operations.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { instrumentStore } from './store/instrumented.ts'
 import { openStore } from './store/open.ts'
-import type { BookStore } from './store/store.ts'
+import type { Store } from './store/store.ts'
 
 export const BODY_LIMIT_BYTES = 64 * 1024
 
 /** What a caller may supply instead of what the configuration would build. */
 export interface AppParts {
-  store?: BookStore
+  store?: Store
   tokens?: TokenService
   loginLimiter?: LoginLimiter
   /** A cluster worker's metrics answer for every worker; tests keep process metrics out. */
@@ -86,7 +86,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(tokenRoutes, {
     tokens,
     checkCredentials: createCredentialCheck(config.username, config.password),
-    limiter: parts.loginLimiter ?? new LoginLimiter(),
+    limiter: parts.loginLimiter ?? new StoreLoginLimiter(store),
   })
   await app.register(bookRoutes, { store, tokens })
   await serveApiReference(app)

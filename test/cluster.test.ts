@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { request } from 'node:http'
 import { describe, it } from 'node:test'
 import { restartDelayMs } from '../src/cluster.ts'
 import { TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
@@ -74,6 +75,42 @@ describe('WORKERS=2', { timeout: 90_000 }, () => {
       service.child.kill('SIGTERM')
       assert.deepEqual(await service.exited, { code: 0, signal: null })
       assert.ok(service.lines.some((line) => line.msg === 'all workers stopped'))
+    } finally {
+      service.child.kill('SIGKILL')
+    }
+  })
+})
+
+/** A login on a connection of its own, so the primary hands it to the next worker in turn. */
+function loginOnNewConnection(port: number, password: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/token', agent: false }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode!))
+    })
+    req.on('error', reject)
+    req.end(JSON.stringify({ username: TEST_USERNAME, password }))
+  })
+}
+
+describe('WORKERS=2 login limit', { timeout: 60_000 }, () => {
+  it('counts failed logins of both workers together', async () => {
+    const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2' }))
+    try {
+      const port = await service.port()
+      await service.waitForLine((line) => service.lines.filter(isListening).length === 2 && isListening(line))
+      /** The workers that logged `count` answers to POST /token with `status`. */
+      const workersAnswering = async (status: number, count: number) => {
+        const answered = () => service.lines.filter((line) => line.route === '/token' && line.status === status)
+        await service.waitForLine(() => answered().length === count)
+        return new Set(answered().map((line) => line.pid))
+      }
+      for (let i = 0; i < 10; i++) assert.equal(await loginOnNewConnection(port, 'guess'), 401, `failure ${i + 1}`)
+      assert.equal((await workersAnswering(401, 10)).size, 2, 'both workers answered failures')
+      for (let i = 0; i < 4; i++) assert.equal(await loginOnNewConnection(port, TEST_PASSWORD), 429)
+      assert.equal((await workersAnswering(429, 4)).size, 2, 'both workers refused')
+      service.child.kill('SIGTERM')
+      assert.deepEqual(await service.exited, { code: 0, signal: null })
     } finally {
       service.child.kill('SIGKILL')
     }

@@ -6,7 +6,7 @@ import { buildApp, type AppParts } from '../src/app.ts'
 import { DEFAULT_LIMITS, type Config } from '../src/config.ts'
 import { createMetrics } from '../src/observability/metrics.ts'
 import { SqliteBookStore } from '../src/store/sqlite.ts'
-import type { BookStore } from '../src/store/store.ts'
+import type { Store } from '../src/store/store.ts'
 import { openTestPostgresStore } from './support/postgres-store.ts'
 import { createTestSchema, postgresUnreachableReason } from './support/postgres.ts'
 
@@ -51,7 +51,7 @@ export interface FreshDatabase {
 export interface StoreEngine {
   name: string
   skip?: string
-  open(): Promise<BookStore>
+  open(): Promise<Store>
   freshDatabase(): Promise<FreshDatabase>
 }
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
+import { loadMigrations } from '../src/store/migrations.ts'
 import { call, login, runToExit, startService } from './support/service.ts'
 
 const credentials = { AUTH_USERNAME: 'librarian', AUTH_PASSWORD: 'a long passphrase' }
@@ -72,7 +73,10 @@ describe('the service as npm start runs it', () => {
       assert.equal((await call(service, 'GET', '/books', { token })).status, 200)
       assert.ok(existsSync(join(cwd, 'data', 'books.db')))
       const db = new DatabaseSync(join(cwd, 'data', 'books.db'), { readOnly: true })
-      assert.deepEqual(db.prepare('SELECT version, name FROM schema_migrations').all().map((row) => ({ ...row })), [{ version: 1, name: 'create_books' }])
+      assert.deepEqual(
+        db.prepare('SELECT version, name FROM schema_migrations').all().map((row) => ({ ...row })),
+        loadMigrations('sqlite').map(({ version, name }) => ({ version, name })),
+      )
       assert.equal((db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal')
       db.close()
     } finally {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { setTimeout } from 'node:timers/promises'
-import { dune, storeEngines } from './helpers.ts'
+import { dune, storeEngines, TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
 import { call, serviceEnv, login, runToExit, startService, type Answer, type ListeningService } from './support/service.ts'
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from './support/postgres.ts'
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts'
@@ -76,9 +76,14 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
       bookId = created.body.data.id
     })
 
-    /** Every book route, more requests at once than the pool has connections. */
-    function everyBookRequest(): Promise<Answer & { ms: number }>[] {
+    /**
+     * Every book route, and logins, which need the store to count failures: more requests at
+     * once than the pool has connections.
+     */
+    function everyStoreRequest(): Promise<Answer & { ms: number }>[] {
       return [
+        () => call(instance, 'POST', '/token', { body: { username: TEST_USERNAME, password: TEST_PASSWORD } }),
+        () => call(instance, 'POST', '/token', { body: { username: TEST_USERNAME, password: 'guess' } }),
         () => call(instance, 'GET', `/book/${bookId}`, { token }),
         () => call(instance, 'GET', '/books', { token }),
         () => call(instance, 'POST', '/book', { token, body: dune }),
@@ -88,17 +93,16 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
     }
 
     async function assertUnavailable() {
-      for (const answer of await Promise.all(everyBookRequest())) {
+      for (const answer of await Promise.all(everyStoreRequest())) {
         assert.equal(answer.status, 503)
         assert.deepEqual(answer.body, { status: 503, message: 'Service unavailable', data: null })
         assert.match(answer.headers.get('retry-after') ?? '', /^\d+$/)
         assert.ok(answer.ms < CONTRACT_LIMIT_MS, `answered after ${Math.round(answer.ms)} ms`)
       }
       assert.equal(instance.child.exitCode, null)
-      assert.equal((await call(instance, 'POST', '/token', { body: { username: '', password: '' } })).status, 401)
     }
 
-    /** After the store is back the same process serves books again, without a restart. */
+    /** After the store is back the same process serves books and logins again, without a restart. */
     async function assertRecovers() {
       await proxy.restore()
       const deadline = Date.now() + CONTRACT_LIMIT_MS
@@ -109,16 +113,18 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
       }
       assert.equal(answer.status, 200)
       assert.equal((await call(instance, 'POST', '/book', { token, body: dune })).status, 201)
+      assert.equal((await call(instance, 'POST', '/token', { body: { username: TEST_USERNAME, password: 'guess' } })).status, 401)
+      token = await login(instance)
       assert.equal(instance.child.exitCode, null)
     }
 
-    it('answer book requests with 503 and Retry-After within 5 s when the server goes down, then recover', async () => {
+    it('answer book requests and logins with 503 and Retry-After within 5 s when the server goes down, then recover', async () => {
       await proxy.down()
       await assertUnavailable()
       await assertRecovers()
     })
 
-    it('answer book requests with 503 and Retry-After within 5 s when the server stalls, then recover', async () => {
+    it('answer book requests and logins with 503 and Retry-After within 5 s when the server stalls, then recover', async () => {
       proxy.stall()
       await assertUnavailable()
       // Still stalled: the pool's connections are all stuck or given up, and new ones hang.

@@ -1,17 +1,15 @@
 import { isIP } from 'node:net'
+import type { LoginFailureStore } from '../store/store.ts'
 
 export interface LoginLimiterOptions {
   /** Failed logins allowed within one window; the next attempt is refused. */
   maxFailures?: number
   windowMs?: number
-  /** Addresses remembered at once; the least recently failing is forgotten first. */
-  maxAddresses?: number
   now?: () => number
 }
 
 export const LOGIN_MAX_FAILURES = 10
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000
-const MAX_ADDRESSES = 10_000
 
 /** The groups of an IPv6 address, with `::` expanded and an embedded IPv4 tail counted as two. */
 function ipv6Groups(address: string): string[] {
@@ -36,58 +34,42 @@ export function clientKey(address: string): string {
   return `${prefix.join(':')}::/64`
 }
 
+/** Counts failed logins per client address and says how long an address must wait. */
+export interface LoginLimiter {
+  /** Whole seconds until `address` may try again; 0 when it may now. */
+  retryAfterSeconds(address: string): Promise<number>
+  recordFailure(address: string): Promise<void>
+}
+
 /**
- * Counts failed logins per client address in a sliding window: once `maxFailures` fall
- * within `windowMs`, the address is refused until the oldest of them leaves the window.
- * Memory stays bounded: at most `maxAddresses` addresses with `maxFailures` times each.
+ * Counts failed logins per client address in a sliding window, in the store, so every process
+ * and instance on one database shares the count: once `maxFailures` fall within `windowMs`, the
+ * address is refused until the oldest of them leaves the window. Each failure recorded deletes
+ * the failures older than the window, so the table holds at most one window's worth.
  */
-export class LoginLimiter {
+export class StoreLoginLimiter implements LoginLimiter {
+  readonly #store: LoginFailureStore
   readonly #maxFailures: number
   readonly #windowMs: number
-  readonly #maxAddresses: number
   readonly #now: () => number
-  /** Failure times per key, oldest first; Map order is least recently failing first. */
-  readonly #failures = new Map<string, number[]>()
 
-  constructor({ maxFailures = LOGIN_MAX_FAILURES, windowMs = LOGIN_WINDOW_MS, maxAddresses = MAX_ADDRESSES, now = Date.now }: LoginLimiterOptions = {}) {
+  constructor(store: LoginFailureStore, { maxFailures = LOGIN_MAX_FAILURES, windowMs = LOGIN_WINDOW_MS, now = Date.now }: LoginLimiterOptions = {}) {
+    this.#store = store
     this.#maxFailures = maxFailures
     this.#windowMs = windowMs
-    this.#maxAddresses = maxAddresses
     this.#now = now
   }
 
-  /** Addresses currently remembered. */
-  get size(): number {
-    return this.#failures.size
-  }
-
-  /** Whole seconds until `address` may try again; 0 when it may now. */
-  retryAfterSeconds(address: string): number {
-    const key = clientKey(address)
-    const times = this.#recent(key)
+  async retryAfterSeconds(address: string): Promise<number> {
+    const now = this.#now()
+    const times = await this.#store.recentLoginFailures(clientKey(address), now - this.#windowMs, this.#maxFailures)
     if (times.length < this.#maxFailures) return 0
-    return Math.max(1, Math.ceil((times[0]! + this.#windowMs - this.#now()) / 1000))
+    // The oldest of the newest `maxFailures`: once it leaves the window, fewer remain in it.
+    return Math.max(1, Math.ceil((times.at(-1)! + this.#windowMs - now) / 1000))
   }
 
-  recordFailure(address: string): void {
-    const key = clientKey(address)
-    const times = this.#recent(key)
-    times.push(this.#now())
-    if (times.length > this.#maxFailures) times.shift()
-    this.#failures.delete(key)
-    this.#failures.set(key, times)
-    if (this.#failures.size > this.#maxAddresses) {
-      this.#failures.delete(this.#failures.keys().next().value!)
-    }
-  }
-
-  /** The failures of `key` still inside the window; forgets the key when there are none. */
-  #recent(key: string): number[] {
-    const times = this.#failures.get(key)
-    if (times === undefined) return []
-    const since = this.#now() - this.#windowMs
-    while (times.length > 0 && times[0]! <= since) times.shift()
-    if (times.length === 0) this.#failures.delete(key)
-    return times
+  recordFailure(address: string): Promise<void> {
+    const now = this.#now()
+    return this.#store.recordLoginFailure(clientKey(address), now, now - this.#windowMs)
   }
 }

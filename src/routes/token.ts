@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { CredentialCheck } from '../auth/credentials.ts'
-import type { LoginLimiter } from '../auth/login-limiter.ts'
+import { clientKey, type LoginLimiter } from '../auth/login-limiter.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
@@ -13,22 +13,29 @@ export interface TokenRouteOptions {
   limiter: LoginLimiter
 }
 
+/** Runs the tasks given for one key one after another; tasks of different keys run at once. */
+function oneAtATimePerKey() {
+  const tails = new Map<string, Promise<unknown>>()
+  return async <T>(key: string, task: () => Promise<T>): Promise<T> => {
+    const result = (tails.get(key) ?? Promise.resolve()).then(task)
+    const tail = result.catch(() => {})
+    tails.set(key, tail)
+    try {
+      return await result
+    } finally {
+      // Only keys with a task under way are kept.
+      if (tails.get(key) === tail) tails.delete(key)
+    }
+  }
+}
+
 export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentials, limiter }: TokenRouteOptions) {
   /** `request.ip` is the socket's peer, or the forwarded client when TRUST_PROXY trusts that peer. */
-  function refuseWhileLimited(request: FastifyRequest): void {
-    const retryAfter = limiter.retryAfterSeconds(request.ip)
+  async function refuseWhileLimited(request: FastifyRequest): Promise<void> {
+    const retryAfter = await limiter.retryAfterSeconds(request.ip)
     if (retryAfter > 0) throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
   }
-  // Refused before the body is read, so a limited client costs no parsing.
-  const refuseEarly: onRequestHookHandler = (request, _reply, done) => {
-    try {
-      refuseWhileLimited(request)
-    } catch (err) {
-      done(err as HttpError)
-      return
-    }
-    done()
-  }
+  const oneAtATime = oneAtATimePerKey()
 
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/token',
@@ -53,19 +60,28 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
             RETRY_AFTER,
           ),
           500: Failure(500, 'The token could not be signed, or another unexpected failure', 'Could not generate token', 'Internal server error'),
+          // The limit is counted in the store: without it, no attempt is answered.
+          503: failures.storeUnavailable,
         },
       },
       config: { invalidInputMessage: 'Invalid request payload' },
-      onRequest: refuseEarly,
+      // Refused before the body is read, so a limited client costs no parsing.
+      onRequest: refuseWhileLimited,
     },
     async (request, reply) => {
-      // Checked again here, in the same tick as the count, so concurrent guesses cannot slip past it.
-      refuseWhileLimited(request)
       const { username, password } = request.body
-      if (!checkCredentials(username, password)) {
-        limiter.recordFailure(request.ip)
-        throw new HttpError(401, 'Invalid credentials')
-      }
+      // Within this process a client's attempts take turns from the check to the recorded
+      // failure, so concurrent guesses cannot all pass a check made before any was counted.
+      // Every attempt takes its turn, right pair or not, so the wait tells nothing about it.
+      await oneAtATime(clientKey(request.ip), async () => {
+        await refuseWhileLimited(request)
+        if (!checkCredentials(username, password)) {
+          // Counted before the answer leaves: the client learns nothing from an uncounted guess,
+          // and a store that cannot count it answers 503 instead.
+          await limiter.recordFailure(request.ip)
+          throw new HttpError(401, 'Invalid credentials')
+        }
+      })
       let token: string
       try {
         token = tokens.sign(username)

@@ -1,12 +1,12 @@
 import type { Metrics, StoreOutcome } from '../observability/metrics.ts'
-import { StoreUnavailableError, type BookStore } from './store.ts'
+import { StoreUnavailableError, type Store } from './store.ts'
 
 function outcomeOf(err: unknown): StoreOutcome {
   return err instanceof StoreUnavailableError ? 'unavailable' : 'error'
 }
 
 /** The same store, with the duration and outcome of every operation recorded, whatever the engine. */
-export function instrumentStore(store: BookStore, metrics: Pick<Metrics, 'observeStore'>): BookStore {
+export function instrumentStore(store: Store, metrics: Pick<Metrics, 'observeStore'>): Store {
   async function timed<R>(operation: string, run: () => Promise<R>): Promise<R> {
     const started = performance.now()
     try {
@@ -27,6 +27,10 @@ export function instrumentStore(store: BookStore, metrics: Pick<Metrics, 'observ
     ...(listJson && { listJson: (after: number, limit: number) => timed('list', () => listJson.call(store, after, limit)) }),
     update: (id, changes, expected) => timed('update', () => store.update(id, changes, expected)),
     delete: (id) => timed('delete', () => store.delete(id)),
+    recordLoginFailure: (key, at, expiredUpTo) =>
+      timed('recordLoginFailure', () => store.recordLoginFailure(key, at, expiredUpTo)),
+    recentLoginFailures: (key, since, limit) =>
+      timed('recentLoginFailures', () => store.recentLoginFailures(key, since, limit)),
     ping: () => timed('ping', () => store.ping()),
     close: () => store.close(),
   }

@@ -1,13 +1,13 @@
 import type { Config } from '../config.ts'
 import { PostgresBookStore } from './postgres.ts'
 import { SqliteBookStore, sqlitePath } from './sqlite.ts'
-import type { BookStore } from './store.ts'
+import type { Store } from './store.ts'
 
 export type StoreConfig = Pick<Config, 'dbUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbQueryTimeoutMs'> &
   Partial<Pick<Config, 'sqliteSynchronous'>>
 
 /** Opens the store that `DB_URL` names and brings its schema up to date. */
-export async function openStore(config: StoreConfig): Promise<BookStore> {
+export async function openStore(config: StoreConfig): Promise<Store> {
   const { dbUrl } = config
   if (dbUrl.startsWith('sqlite:')) {
     return new SqliteBookStore({

@@ -7,8 +7,8 @@ import {
   type Book,
   type BookChanges,
   type BookPageJson,
-  type BookStore,
   type NewBook,
+  type Store,
   type StoredBook,
   type UpdateResult,
 } from './store.ts'
@@ -62,6 +62,21 @@ const UPDATE: Statement = {
   RETURNING ${COLUMNS}`,
 }
 const DELETE: Statement = { name: 'books_delete', text: 'DELETE FROM books WHERE id = $1' }
+// SKIP LOCKED: instances recording failures at once do not wait for each other's purge, and
+// whatever one skips, the next purge deletes.
+const RECORD_LOGIN_FAILURE: Statement = {
+  name: 'login_failures_record',
+  text: `WITH expired AS (
+    DELETE FROM login_failures WHERE ctid IN
+      (SELECT ctid FROM login_failures WHERE failed_at <= $3 FOR UPDATE SKIP LOCKED)
+  )
+  INSERT INTO login_failures (client_key, failed_at) VALUES ($1, $2)`,
+}
+const RECENT_LOGIN_FAILURES: Statement = {
+  name: 'login_failures_recent',
+  text: `SELECT failed_at FROM login_failures WHERE client_key = $1 AND failed_at > $2
+  ORDER BY failed_at DESC LIMIT $3`,
+}
 const PING: Statement = { name: 'books_ping', text: 'SELECT 1' }
 
 /**
@@ -76,7 +91,7 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
 }
 
-export class PostgresBookStore implements BookStore {
+export class PostgresBookStore implements Store {
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
   readonly #lookup = batchedLookup(async (ids) => (await this.#query<StoredBook>(SELECT, [ids])).rows)
@@ -146,6 +161,15 @@ export class PostgresBookStore implements BookStore {
 
   async delete(id: number): Promise<boolean> {
     return ((await this.#query(DELETE, [id])).rowCount ?? 0) > 0
+  }
+
+  async recordLoginFailure(key: string, at: number, expiredUpTo: number): Promise<void> {
+    await this.#query(RECORD_LOGIN_FAILURE, [key, at, expiredUpTo])
+  }
+
+  async recentLoginFailures(key: string, since: number, limit: number): Promise<number[]> {
+    const { rows } = await this.#query<{ failed_at: number }>(RECENT_LOGIN_FAILURES, [key, since, limit])
+    return rows.map((row) => row.failed_at)
   }
 
   async ping(): Promise<void> {

@@ -7,8 +7,8 @@ import {
   type Book,
   type BookChanges,
   type BookPageJson,
-  type BookStore,
   type NewBook,
+  type Store,
   type StoredBook,
   type UpdateResult,
 } from './store.ts'
@@ -81,7 +81,7 @@ function migrate(db: DatabaseSync): void {
 
 const COLUMNS = 'id, title, author, year, revision'
 
-export class SqliteBookStore implements BookStore {
+export class SqliteBookStore implements Store {
   readonly #db: DatabaseSync
   readonly #insert: StatementSync
   readonly #select: StatementSync
@@ -90,6 +90,9 @@ export class SqliteBookStore implements BookStore {
   readonly #pageJson: StatementSync
   readonly #update: StatementSync
   readonly #delete: StatementSync
+  readonly #insertLoginFailure: StatementSync
+  readonly #deleteExpiredLoginFailures: StatementSync
+  readonly #recentLoginFailures: StatementSync
   readonly #turn: TurnTransaction
 
   constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal' }: SqliteOptions) {
@@ -120,6 +123,10 @@ export class SqliteBookStore implements BookStore {
       WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
       RETURNING ${COLUMNS}`)
     this.#delete = db.prepare('DELETE FROM books WHERE id = ?')
+    this.#insertLoginFailure = db.prepare('INSERT INTO login_failures (client_key, failed_at) VALUES (?, ?)')
+    this.#deleteExpiredLoginFailures = db.prepare('DELETE FROM login_failures WHERE failed_at <= ?')
+    this.#recentLoginFailures = db.prepare(`SELECT failed_at FROM login_failures
+      WHERE client_key = ? AND failed_at > ? ORDER BY failed_at DESC LIMIT ?`)
     this.#turn = new TurnTransaction(db, classify)
   }
 
@@ -158,6 +165,17 @@ export class SqliteBookStore implements BookStore {
 
   delete(id: number): Promise<boolean> {
     return this.#turn.write(() => this.#delete.run(id).changes > 0)
+  }
+
+  recordLoginFailure(key: string, at: number, expiredUpTo: number): Promise<void> {
+    return this.#turn.write(() => {
+      this.#insertLoginFailure.run(key, at)
+      this.#deleteExpiredLoginFailures.run(expiredUpTo)
+    })
+  }
+
+  recentLoginFailures(key: string, since: number, limit: number): Promise<number[]> {
+    return this.#turn.read(() => this.#recentLoginFailures.all(key, since, limit).map((row) => row.failed_at as number))
   }
 
   /** The synchronous level in force: 1 is NORMAL, 2 is FULL. */

@@ -54,6 +54,20 @@ export interface BookStore {
   close(): Promise<void>
 }
 
+/**
+ * Failed logins, kept in the store so that every process and instance using it counts the same
+ * ones. Times are milliseconds since the epoch.
+ */
+export interface LoginFailureStore {
+  /** Records a failure of `key` at `at`, and deletes every failure, of any key, at or before `expiredUpTo`. */
+  recordLoginFailure(key: string, at: number, expiredUpTo: number): Promise<void>
+  /** The times of the newest `limit` failures of `key` after `since`, newest first. */
+  recentLoginFailures(key: string, since: number, limit: number): Promise<number[]>
+}
+
+/** What each engine implements: the books and the failed logins, in one database. */
+export type Store = BookStore & LoginFailureStore
+
 export interface ConnectionStats {
   /** Open connections, in use or idle. */
   total: number

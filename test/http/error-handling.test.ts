@@ -3,18 +3,28 @@ import { connect } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { StoreUnavailableError, type BookStore } from '../../src/store/store.ts'
-import { buildTestApp, dune, issueToken } from '../helpers.ts'
+import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
+import { buildTestApp, dune, issueToken, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
 
 const envelopeOf = (status: number, message: string) => ({ status, message, data: null })
 
-/** A store whose every call fails with `error`. */
-function failingStore(error: () => Error): BookStore {
+/** A store whose every book operation fails with `error`; logins still work. */
+function failingStore(error: () => Error): Store {
   const store = new SqliteBookStore({ path: ':memory:' })
   const fail = async () => {
     throw error()
   }
-  return { create: fail, get: fail, list: fail, update: fail, delete: fail, ping: fail, close: () => store.close() }
+  return {
+    create: fail,
+    get: fail,
+    list: fail,
+    update: fail,
+    delete: fail,
+    recordLoginFailure: (key, at, expiredUpTo) => store.recordLoginFailure(key, at, expiredUpTo),
+    recentLoginFailures: (key, since, limit) => store.recentLoginFailures(key, since, limit),
+    ping: fail,
+    close: () => store.close(),
+  }
 }
 
 describe('framework errors keep the envelope', () => {
@@ -101,6 +111,38 @@ describe('store failures', () => {
         assert.ok(Number(res.headers['retry-after']) > 0)
         assert.deepEqual(res.json(), envelopeOf(503, 'Service unavailable'))
       }
+    } finally {
+      await app.close()
+    }
+  })
+})
+
+describe('POST /token when the store cannot count failed logins', () => {
+  const unavailable = () => Promise.reject(new StoreUnavailableError(new Error('ECONNREFUSED')))
+  const login = (app: FastifyInstance, password: string) =>
+    app.inject({ method: 'POST', url: '/token', payload: { username: TEST_USERNAME, password } })
+
+  test('answers 503 with Retry-After to every attempt when the failures cannot be read', async () => {
+    const app = await buildTestApp({}, { store: Object.assign(new SqliteBookStore({ path: ':memory:' }), { recentLoginFailures: unavailable }) })
+    try {
+      for (const password of [TEST_PASSWORD, 'guess']) {
+        const res = await login(app, password)
+        assert.equal(res.statusCode, 503)
+        assert.ok(Number(res.headers['retry-after']) > 0)
+        assert.deepEqual(res.json(), envelopeOf(503, 'Service unavailable'))
+      }
+    } finally {
+      await app.close()
+    }
+  })
+
+  test('answers 503, not 401, to a wrong pair whose failure cannot be recorded', async () => {
+    const app = await buildTestApp({}, { store: Object.assign(new SqliteBookStore({ path: ':memory:' }), { recordLoginFailure: unavailable }) })
+    try {
+      const wrong = await login(app, 'guess')
+      assert.equal(wrong.statusCode, 503)
+      assert.deepEqual(wrong.json(), envelopeOf(503, 'Service unavailable'))
+      assert.equal((await login(app, TEST_PASSWORD)).statusCode, 200)
     } finally {
       await app.close()
     }

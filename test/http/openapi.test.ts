@@ -105,7 +105,7 @@ describe('GET /openapi.json', () => {
 
   it('shows every status and message of the interface, in the envelope, with examples', () => {
     const expected: Record<string, string[]> = {
-      issueToken: ['200 Token generated successfully', '400 Invalid request payload', '401 Invalid credentials', '500 Could not generate token'],
+      issueToken: ['200 Token generated successfully', '400 Invalid request payload', '401 Invalid credentials', '500 Could not generate token', '503 Service unavailable'],
       createBook: ['201 Book created successfully', '400 Invalid input', '401 Authorization token required', '401 Invalid token'],
       listBooks: ['200 Books retrieved successfully', '401 Authorization token required', '401 Invalid token'],
       getBook: ['200 Book retrieved successfully', '404 Book not found', '401 Invalid token'],

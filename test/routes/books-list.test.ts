@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import type { BookStore } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
 import { buildTestApp, issueToken, storeEngines, withToken } from '../helpers.ts'
 
 interface ListBody {
@@ -14,7 +14,7 @@ interface ListBody {
 for (const engine of storeEngines) {
   describe(`GET /books on ${engine.name}`, { skip: engine.skip }, () => {
     let app: FastifyInstance
-    let store: BookStore
+    let store: Store
     let token: string
 
     before(async () => {
@@ -164,13 +164,15 @@ for (const engine of storeEngines) {
 }
 
 /** A store that lists only through `list`, whose rows carry more than a book's four members. */
-function listingOnly(store: BookStore): BookStore {
+function listingOnly(store: Store): Store {
   return {
     create: (book) => store.create(book),
     get: (id) => store.get(id),
     list: async (after, limit) => (await store.list(after, limit)).map((book) => ({ ...book, revision: 7 })),
     update: (id, changes, expected) => store.update(id, changes, expected),
     delete: (id) => store.delete(id),
+    recordLoginFailure: (key, at, expiredUpTo) => store.recordLoginFailure(key, at, expiredUpTo),
+    recentLoginFailures: (key, since, limit) => store.recentLoginFailures(key, since, limit),
     ping: () => store.ping(),
     close: () => store.close(),
   }
@@ -178,7 +180,7 @@ function listingOnly(store: BookStore): BookStore {
 
 describe('GET /books on a store that does not serialise lists itself', () => {
   let app: FastifyInstance
-  let store: BookStore
+  let store: Store
   let token: string
 
   before(async () => {

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createMetrics } from '../../src/observability/metrics.ts'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { StoreUnavailableError, type BookStore } from '../../src/store/store.ts'
+import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
 import { buildTestApp, dune, issueToken, withToken } from '../helpers.ts'
 
-function storeWithPing(ping: () => Promise<void>): BookStore {
+function storeWithPing(ping: () => Promise<void>): Store {
   const store = new SqliteBookStore({ path: ':memory:' })
-  return Object.assign(Object.create(store) as BookStore, { ping, close: () => store.close() })
+  return Object.assign(Object.create(store) as Store, { ping, close: () => store.close() })
 }
 
 describe('operational endpoints', () => {

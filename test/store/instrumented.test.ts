@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { instrumentStore } from '../../src/store/instrumented.ts'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { StoreUnavailableError, type BookStore } from '../../src/store/store.ts'
+import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
 import { dune } from '../helpers.ts'
 
 function recorder() {
@@ -41,7 +41,7 @@ describe('instrumented store', () => {
     const failing = Object.assign(new SqliteBookStore({ path: ':memory:' }), {
       get: () => Promise.reject(down),
       delete: () => Promise.reject(broken),
-    }) as BookStore
+    }) as Store
     const metrics = recorder()
     const store = instrumentStore(failing, metrics)
     await assert.rejects(store.get(1), down)

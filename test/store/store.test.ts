@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, it } from 'node:test'
-import { StoreUnavailableError, type BookStore, type NewBook } from '../../src/store/store.ts'
+import { StoreUnavailableError, type NewBook, type Store } from '../../src/store/store.ts'
 import { dune, storeEngines } from '../helpers.ts'
 
 const books: NewBook[] = [
@@ -18,7 +18,7 @@ function asJson(value: unknown): unknown {
 
 for (const engine of storeEngines) {
   describe(`${engine.name} store`, { skip: engine.skip }, () => {
-    let store: BookStore
+    let store: Store
 
     beforeEach(async () => {
       store = await engine.open()
@@ -147,6 +147,24 @@ for (const engine of storeEngines) {
       assert.equal(await store.get(deleted!.id), undefined)
       assert.equal(await store.delete(deleted!.id), false)
       assert.deepEqual(asJson(await store.get(kept!.id)), asJson(kept))
+    })
+
+    it('gives the newest failed logins of a key after a time, newest first, at most as many as asked', async () => {
+      for (const at of [1000, 2000, 3000, 3000, 4000]) await store.recordLoginFailure('203.0.113.7', at, 0)
+      await store.recordLoginFailure('203.0.113.8', 5000, 0)
+      assert.deepEqual(await store.recentLoginFailures('203.0.113.7', 1000, 10), [4000, 3000, 3000, 2000])
+      assert.deepEqual(await store.recentLoginFailures('203.0.113.7', 0, 2), [4000, 3000])
+      assert.deepEqual(await store.recentLoginFailures('198.51.100.1', 0, 10), [])
+    })
+
+    it('deletes the failed logins of every key up to the expiry time given with a new one', async () => {
+      await store.recordLoginFailure('203.0.113.7', 1000, 0)
+      await store.recordLoginFailure('203.0.113.7', 2000, 0)
+      await store.recordLoginFailure('203.0.113.8', 3000, 0)
+      await store.recordLoginFailure('198.51.100.1', 4000, 2000)
+      assert.deepEqual(await store.recentLoginFailures('203.0.113.7', 0, 10), [])
+      assert.deepEqual(await store.recentLoginFailures('203.0.113.8', 0, 10), [3000])
+      assert.deepEqual(await store.recentLoginFailures('198.51.100.1', 0, 10), [4000])
     })
 
     it('answers a ping', async () => {

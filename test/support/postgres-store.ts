@@ -1,9 +1,9 @@
 import { after } from 'node:test'
 import { PostgresBookStore } from '../../src/store/postgres.ts'
-import type { BookStore } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
 import { createTestSchema } from './postgres.ts'
 
-const unclosed = new Set<BookStore>()
+const unclosed = new Set<Store>()
 
 // Suites written for the in-memory SQLite store may not close what they open; an open pool would
 // keep the test process alive and leave its schema behind.
@@ -12,7 +12,7 @@ after(async () => {
 })
 
 /** A store on a fresh schema that is dropped when the store is closed. */
-export async function openTestPostgresStore(): Promise<BookStore> {
+export async function openTestPostgresStore(): Promise<Store> {
   const schema = await createTestSchema()
   let store: PostgresBookStore
   try {
@@ -21,13 +21,15 @@ export async function openTestPostgresStore(): Promise<BookStore> {
     await schema.drop()
     throw err
   }
-  const testStore: BookStore = {
+  const testStore: Store = {
     create: (book) => store.create(book),
     get: (id) => store.get(id),
     list: (after, limit) => store.list(after, limit),
     listJson: (after, limit) => store.listJson(after, limit),
     update: (id, changes, expectedRevisions) => store.update(id, changes, expectedRevisions),
     delete: (id) => store.delete(id),
+    recordLoginFailure: (key, at, expiredUpTo) => store.recordLoginFailure(key, at, expiredUpTo),
+    recentLoginFailures: (key, since, limit) => store.recentLoginFailures(key, since, limit),
     ping: () => store.ping(),
     close: async () => {
       if (!unclosed.delete(testStore)) return
