@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { connect } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
 import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
-import { buildTestApp, dune, issueToken, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
+import { buildTestApp, dune, issueToken, listenOnLoopback, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
+import { parseResponse, sendRaw } from '../raw-http.ts'
 
 const envelopeOf = (status: number, message: string) => ({ status, message, data: null })
 
@@ -154,35 +154,22 @@ describe('errors of the HTTP parser, on a real socket', () => {
   let port: number
   before(async () => {
     app = await buildTestApp()
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    port = (app.server.address() as { port: number }).port
+    port = await listenOnLoopback(app)
   })
   after(() => app.close())
 
-  function rawRequest(text: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.write(text))
-      let answer = ''
-      socket.on('data', (chunk) => (answer += chunk))
-      socket.on('end', () => resolve(answer))
-      socket.on('error', reject)
-    })
-  }
-
-  function bodyOf(answer: string) {
-    return JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
-  }
+  const answerTo = async (request: string) => parseResponse(await sendRaw(port, request))
 
   test('a malformed request gets a 400 envelope', async () => {
-    const answer = await rawRequest('GARBAGE\r\n\r\n')
-    assert.match(answer, /^HTTP\/1\.1 400 /)
-    assert.deepEqual(bodyOf(answer), envelopeOf(400, 'Bad request'))
+    const res = await answerTo('GARBAGE\r\n\r\n')
+    assert.equal(res.status, 400)
+    assert.deepEqual(JSON.parse(res.body.toString()), envelopeOf(400, 'Bad request'))
   })
 
   test('headers over the size limit get a 431 envelope', async () => {
-    const answer = await rawRequest(`GET /books HTTP/1.1\r\nHost: x\r\nAuthorization: ${'a'.repeat(20 * 1024)}\r\n\r\n`)
-    assert.match(answer, /^HTTP\/1\.1 431 /)
-    assert.match(answer, /content-type: application\/json; charset=utf-8/i)
-    assert.deepEqual(bodyOf(answer), envelopeOf(431, 'Request header fields too large'))
+    const res = await answerTo(`GET /books HTTP/1.1\r\nHost: x\r\nAuthorization: ${'a'.repeat(20 * 1024)}\r\n\r\n`)
+    assert.equal(res.status, 431)
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+    assert.deepEqual(JSON.parse(res.body.toString()), envelopeOf(431, 'Request header fields too large'))
   })
 })
