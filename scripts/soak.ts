@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { login, startService, type Service } from './bench/service.ts'
+import { CREDENTIALS, login, startService, type Service } from './bench/service.ts'
 
 const { values } = parseArgs({
   options: { minutes: { type: 'string' }, clients: { type: 'string' } },
@@ -81,7 +81,7 @@ async function client(service: Service, until: number) {
         path: '/token',
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: 'librarian', password: 'correct horse battery staple' }),
+        body: JSON.stringify(CREDENTIALS),
       })
       if (answer) token = (answer.body.data as { token: string }).token
       loggedInAt = Date.now()
