@@ -93,6 +93,7 @@ export class SqliteBookStore implements Store {
   readonly #insertLoginFailure: StatementSync
   readonly #deleteExpiredLoginFailures: StatementSync
   readonly #recentLoginFailures: StatementSync
+  readonly #ping: StatementSync
   readonly #turn: TurnTransaction
 
   constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal' }: SqliteOptions) {
@@ -127,6 +128,7 @@ export class SqliteBookStore implements Store {
     this.#deleteExpiredLoginFailures = db.prepare('DELETE FROM login_failures WHERE failed_at <= ?')
     this.#recentLoginFailures = db.prepare(`SELECT failed_at FROM login_failures
       WHERE client_key = ? AND failed_at > ? ORDER BY failed_at DESC LIMIT ?`)
+    this.#ping = db.prepare('SELECT 1')
     this.#turn = new TurnTransaction(db, classify)
   }
 
@@ -185,7 +187,7 @@ export class SqliteBookStore implements Store {
 
   ping(): Promise<void> {
     return settle(() => {
-      this.#db.prepare('SELECT 1').get()
+      this.#ping.get()
     })
   }
 
