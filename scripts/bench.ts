@@ -37,8 +37,17 @@ const load: LoadOptions = {
   connections: Number(values.connections),
 }
 const sizes = values.scale === 'none' ? [] : values.scale.split(',').map(Number)
-if (!(load.durationSeconds > 0) || !Number.isSafeInteger(load.rounds) || load.rounds < 1 || !(load.connections > 0) || sizes.some((n) => !Number.isSafeInteger(n) || n < 1) || [...parts].some((part) => !PARTS.includes(part))) {
-  console.error(`usage: npm run bench -- [--duration=SECONDS] [--rounds=N] [--connections=N] [--scale=N,N,…|none] [--only=${PARTS.join(',')}]`)
+if (
+  !(load.durationSeconds > 0) ||
+  !Number.isSafeInteger(load.rounds) ||
+  load.rounds < 1 ||
+  !(load.connections > 0) ||
+  sizes.some((n) => !Number.isSafeInteger(n) || n < 1) ||
+  [...parts].some((part) => !PARTS.includes(part))
+) {
+  console.error(
+    `usage: npm run bench -- [--duration=SECONDS] [--rounds=N] [--connections=N] [--scale=N,N,…|none] [--only=${PARTS.join(',')}]`,
+  )
   process.exit(2)
 }
 
@@ -47,7 +56,9 @@ const startedAt = new Date()
 const machine = describeMachine()
 const work = mkdtempSync(join(tmpdir(), 'book-bench-'))
 log(`${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`)
-log(`${load.connections} connections, ${load.durationSeconds} s per measurement in ${load.rounds} slices; service with NODE_ENV=production, LOG_LEVEL=warn (no per-request logs)`)
+log(
+  `${load.connections} connections, ${load.durationSeconds} s per measurement in ${load.rounds} slices; service with NODE_ENV=production, LOG_LEVEL=warn (no per-request logs)`,
+)
 
 type Steps = (service: Awaited<ReturnType<typeof startService>>) => (ids: number[], token: string) => Step[]
 

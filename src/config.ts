@@ -200,10 +200,17 @@ export function loadConfig(env: Env): Config {
   let password = value(env, 'AUTH_PASSWORD')
 
   if (production) {
-    for (const [name, given] of [['SECRET_TOKEN', secret], ['AUTH_USERNAME', username], ['AUTH_PASSWORD', password]]) {
+    for (const [name, given] of [
+      ['SECRET_TOKEN', secret],
+      ['AUTH_USERNAME', username],
+      ['AUTH_PASSWORD', password],
+    ]) {
       if (given === undefined) throw new ConfigError(`${name} must be set when NODE_ENV=production`)
     }
-    for (const [name, given] of [['SECRET_TOKEN', secret], ['SECRET_TOKEN_PREVIOUS', previousSecret]]) {
+    for (const [name, given] of [
+      ['SECRET_TOKEN', secret],
+      ['SECRET_TOKEN_PREVIOUS', previousSecret],
+    ]) {
       if (given !== undefined && Buffer.byteLength(given) < MIN_SECRET_BYTES) {
         throw new ConfigError(`${name} must be at least ${MIN_SECRET_BYTES} bytes long when NODE_ENV=production`)
       }

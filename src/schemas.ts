@@ -26,7 +26,10 @@ export const Book = Type.Object(
 
 export const NewBook = Type.Object(
   { title: Text, author: Text, year: Year },
-  { description: 'Members other than these are ignored; `id` is assigned by the server', examples: [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }] },
+  {
+    description: 'Members other than these are ignored; `id` is assigned by the server',
+    examples: [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }],
+  },
 )
 export const BookChanges = Type.Partial(NewBook, {
   description: 'Members present replace the stored values; `{}` changes nothing',
@@ -82,7 +85,10 @@ export function Failure(status: number, description: string, ...messages: string
 
 /** Documents the headers an answer carries; serialisation ignores them. */
 export function withHeaders<T extends TSchema>(schema: T, headers: Record<string, string>): T {
-  return { ...schema, headers: Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, Type.String({ description })])) }
+  return {
+    ...schema,
+    headers: Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, Type.String({ description })])),
+  }
 }
 
 export const RETRY_AFTER = { 'Retry-After': 'Seconds to wait before trying again' }

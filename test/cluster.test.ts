@@ -51,11 +51,12 @@ describe('WORKERS=2', { timeout: 90_000 }, () => {
           return { status: res.status, body: await res.text() }
         }),
       )
-      assert.deepEqual(updates.filter((answer) => answer.status !== 200), [])
-
-      const servedBy = new Set(
-        service.lines.filter((line) => line.route === '/book' && line.status === 201).map((line) => line.pid),
+      assert.deepEqual(
+        updates.filter((answer) => answer.status !== 200),
+        [],
       )
+
+      const servedBy = new Set(service.lines.filter((line) => line.route === '/book' && line.status === 201).map((line) => line.pid))
       assert.deepEqual(servedBy, workerPids, 'both workers took writes')
 
       const list = (await (await fetch(`${base}/books`, { headers: { authorization: token } })).json()) as { data: unknown[] }

@@ -165,11 +165,14 @@ describe('database settings', () => {
     ['DB_QUERY_TIMEOUT_MS', '4s'],
   ] as const) {
     it(`refuse ${name}=${bad}, naming the variable`, () => {
-      assert.throws(() => loadConfig({ [name]: bad }), (err: unknown) => {
-        assert.ok(err instanceof ConfigError)
-        assert.match(err.message, new RegExp(`^${name} must be a whole number`))
-        return true
-      })
+      assert.throws(
+        () => loadConfig({ [name]: bad }),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError)
+          assert.match(err.message, new RegExp(`^${name} must be a whole number`))
+          return true
+        },
+      )
     })
   }
 
@@ -188,7 +191,11 @@ describe('WORKERS', () => {
 
   it('refuses anything else, naming the variable', () => {
     for (const raw of ['0', '-1', '1.5', 'two', '257', ' 2']) {
-      assert.throws(() => loadConfig({ WORKERS: raw }), (err: Error) => err instanceof ConfigError && /^WORKERS /.test(err.message), raw)
+      assert.throws(
+        () => loadConfig({ WORKERS: raw }),
+        (err: Error) => err instanceof ConfigError && /^WORKERS /.test(err.message),
+        raw,
+      )
     }
   })
 
@@ -232,7 +239,8 @@ describe('hardening settings', () => {
       '::1',
     ])
     assert.throws(() => loadConfig({ TRUST_PROXY: 'yes please' }), ConfigError)
-    for (const bad of ['2', '10.0.0.1/33', '10.0.0', 'example.org']) assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY/, bad)
+    for (const bad of ['2', '10.0.0.1/33', '10.0.0', 'example.org'])
+      assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY/, bad)
   })
 
   it('reads CORS_ORIGINS as exact origins and refuses anything else', () => {
@@ -252,7 +260,12 @@ describe('hardening settings', () => {
   })
 
   it('reads the connection limits and refuses unbounded or inconsistent ones', () => {
-    const config = loadConfig({ REQUEST_TIMEOUT_MS: '20000', HEADERS_TIMEOUT_MS: '5000', KEEP_ALIVE_TIMEOUT_MS: '1000', MAX_CONNECTIONS: '50' })
+    const config = loadConfig({
+      REQUEST_TIMEOUT_MS: '20000',
+      HEADERS_TIMEOUT_MS: '5000',
+      KEEP_ALIVE_TIMEOUT_MS: '1000',
+      MAX_CONNECTIONS: '50',
+    })
     assert.deepEqual(config.limits, { requestTimeoutMs: 20000, headersTimeoutMs: 5000, keepAliveTimeoutMs: 1000, maxConnections: 50 })
     assert.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' }), /REQUEST_TIMEOUT_MS/)
     assert.throws(() => loadConfig({ MAX_CONNECTIONS: '-1' }), /MAX_CONNECTIONS/)

@@ -26,11 +26,20 @@ describe('the service as npm start runs it', () => {
       assert.equal(created.status, 201)
       id = created.body.data.id
       const kept = await call(service, 'POST', '/book', { token, body: { title: 'Emma', author: 'Jane Austen', year: 1815 } })
-      assert.deepEqual((await call(service, 'GET', `/book/${id}`, { token })).body.data, { id, title: 'Dune', author: 'Frank Herbert', year: 1965 })
+      assert.deepEqual((await call(service, 'GET', `/book/${id}`, { token })).body.data, {
+        id,
+        title: 'Dune',
+        author: 'Frank Herbert',
+        year: 1965,
+      })
       assert.equal((await call(service, 'GET', '/books', { token })).body.data.length, 2)
       const updated = await call(service, 'PUT', `/book/${id}`, { token, body: { year: 1966 } })
       assert.deepEqual([updated.status, updated.body.message, updated.body.data.year], [200, 'Book updated successfully', 1966])
-      assert.deepEqual((await call(service, 'DELETE', `/book/${id}`, { token })).body, { status: 200, message: 'Book deleted successfully', data: null })
+      assert.deepEqual((await call(service, 'DELETE', `/book/${id}`, { token })).body, {
+        status: 200,
+        message: 'Book deleted successfully',
+        data: null,
+      })
       assert.equal((await call(service, 'GET', `/book/${id}`, { token })).status, 404)
       assert.equal((await service.stop()).code, 0)
 
@@ -74,7 +83,10 @@ describe('the service as npm start runs it', () => {
       assert.ok(existsSync(join(cwd, 'data', 'books.db')))
       const db = new DatabaseSync(join(cwd, 'data', 'books.db'), { readOnly: true })
       assert.deepEqual(
-        db.prepare('SELECT version, name FROM schema_migrations').all().map((row) => ({ ...row })),
+        db
+          .prepare('SELECT version, name FROM schema_migrations')
+          .all()
+          .map((row) => ({ ...row })),
         loadMigrations('sqlite').map(({ version, name }) => ({ version, name })),
       )
       assert.equal((db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal')

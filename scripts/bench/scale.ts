@@ -64,7 +64,9 @@ export async function measureScale(path: string, sizes: number[], log: (line: st
       const peakRssBytes = peakRss(service.pid) ?? 0
       check(body, books)
       points.push({ books, seconds, bytes: body.length, peakRssAtStartBytes, peakRssBytes })
-      log(`  ${String(books).padStart(9)} books: ${seconds.toFixed(2)} s, ${(body.length / 2 ** 20).toFixed(1)} MiB, peak RSS ${(peakRssBytes / 2 ** 20).toFixed(0)} MiB`)
+      log(
+        `  ${String(books).padStart(9)} books: ${seconds.toFixed(2)} s, ${(body.length / 2 ** 20).toFixed(1)} MiB, peak RSS ${(peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
+      )
     } finally {
       await service.stop()
     }

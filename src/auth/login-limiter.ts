@@ -14,8 +14,7 @@ export const LOGIN_WINDOW_MS = 15 * 60 * 1000
 /** The groups of an IPv6 address, with `::` expanded and an embedded IPv4 tail counted as two. */
 function ipv6Groups(address: string): string[] {
   const [head = '', tail] = address.split('::')
-  const groups = (part: string) =>
-    part === '' ? [] : part.split(':').flatMap((group) => (group.includes('.') ? ['0', '0'] : [group]))
+  const groups = (part: string) => (part === '' ? [] : part.split(':').flatMap((group) => (group.includes('.') ? ['0', '0'] : [group])))
   const left = groups(head)
   const right = tail === undefined ? [] : groups(tail)
   return [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
@@ -30,7 +29,9 @@ export function clientKey(address: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(plain)
   if (mapped) return mapped[1]!
   if (isIP(plain) !== 6) return plain
-  const prefix = ipv6Groups(plain.toLowerCase()).slice(0, 4).map((group) => parseInt(group, 16).toString(16))
+  const prefix = ipv6Groups(plain.toLowerCase())
+    .slice(0, 4)
+    .map((group) => parseInt(group, 16).toString(16))
   return `${prefix.join(':')}::/64`
 }
 
@@ -53,7 +54,10 @@ export class StoreLoginLimiter implements LoginLimiter {
   readonly #windowMs: number
   readonly #now: () => number
 
-  constructor(store: LoginFailureStore, { maxFailures = LOGIN_MAX_FAILURES, windowMs = LOGIN_WINDOW_MS, now = Date.now }: LoginLimiterOptions = {}) {
+  constructor(
+    store: LoginFailureStore,
+    { maxFailures = LOGIN_MAX_FAILURES, windowMs = LOGIN_WINDOW_MS, now = Date.now }: LoginLimiterOptions = {},
+  ) {
     this.#store = store
     this.#maxFailures = maxFailures
     this.#windowMs = windowMs

@@ -156,8 +156,7 @@ export function methodNotAllowed(app: FastifyInstance) {
         url,
         // Not an operation of the interface: kept out of the OpenAPI document.
         schema: { hide: true },
-        handler: (_request, reply) =>
-          sendError(reply, { status: 405, message: MESSAGES[405]!, headers: { allow } }),
+        handler: (_request, reply) => sendError(reply, { status: 405, message: MESSAGES[405]!, headers: { allow } }),
       })
     }
   }

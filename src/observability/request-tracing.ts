@@ -13,10 +13,7 @@ export function createRequestTracing(metrics: Pick<Metrics, 'observeRequest'>) {
     const route = request.routeOptions.url ?? UNMATCHED_ROUTE
     const status = reply.statusCode
     metrics.observeRequest(request.method, route, status, durationMs / 1000)
-    request.log.info(
-      { method: request.method, route, status, durationMs: Math.round(durationMs * 1000) / 1000 },
-      'request completed',
-    )
+    request.log.info({ method: request.method, route, status, durationMs: Math.round(durationMs * 1000) / 1000 }, 'request completed')
   }
 
   return {

@@ -90,10 +90,10 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
         security,
         body: NewBook,
         response: {
-          201: withHeaders(
-            Success(201, 'Book created successfully', Book, EXAMPLE_BOOK, 'The stored book with its new id'),
-            { Location: 'The path of the new book', ...ETAG },
-          ),
+          201: withHeaders(Success(201, 'Book created successfully', Book, EXAMPLE_BOOK, 'The stored book with its new id'), {
+            Location: 'The path of the new book',
+            ...ETAG,
+          }),
           400: invalidInput,
           413: tooLarge,
           ...errors,
@@ -121,7 +121,13 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
         querystring: ListQuery,
         response: {
           200: withHeaders(
-            Success(200, 'Books retrieved successfully', Type.Array(Book), [EXAMPLE_BOOK], 'The books, ascending by id (`[]` when there are none)'),
+            Success(
+              200,
+              'Books retrieved successfully',
+              Type.Array(Book),
+              [EXAMPLE_BOOK],
+              'The books, ascending by id (`[]` when there are none)',
+            ),
             { Link: 'With `limit`, while more books remain: `</books?limit=N&after=ID>; rel="next"`' },
           ),
           400: invalidInput,
@@ -144,9 +150,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       }
       // Written as JSON text, past the response schema, which serialises only whole objects.
       const list = await listAll(store, after)
-      return (reply as FastifyReply)
-        .type('application/json; charset=utf-8')
-        .send(typeof list === 'string' ? list : Readable.from(list))
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(typeof list === 'string' ? list : Readable.from(list))
     },
   )
 
@@ -180,7 +184,8 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     {
       schema: {
         summary: 'Update a book: members absent from the body keep their values',
-        description: 'The id is checked before the body: a missing book is 404 whatever the body. With `If-Match`, the update happens only while the book still has one of the given ETags.',
+        description:
+          'The id is checked before the body: a missing book is 404 whatever the body. With `If-Match`, the update happens only while the book still has one of the given ETags.',
         operationId: 'updateBook',
         tags: ['Books'],
         security,

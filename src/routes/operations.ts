@@ -72,14 +72,17 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
     {
       schema: {
         summary: 'Metrics in Prometheus text format',
-        description: 'Requests by method, route pattern and status (counts and latency histograms), store operations by outcome, and process metrics.',
+        description:
+          'Requests by method, route pattern and status (counts and latency histograms), store operations by outcome, and process metrics.',
         operationId: 'metrics',
         tags,
         security,
         response: {
           200: {
             description: 'Prometheus text exposition format 0.0.4',
-            content: { 'text/plain': { schema: Type.String({ examples: ['http_requests_total{method="GET",route="/books",status="200"} 3'] }) } },
+            content: {
+              'text/plain': { schema: Type.String({ examples: ['http_requests_total{method="GET",route="/books",status="200"} 3'] }) },
+            },
           },
         },
       },

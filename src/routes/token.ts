@@ -49,7 +49,13 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
         body: LoginRequest,
         response: {
           200: withHeaders(
-            Success(200, 'Token generated successfully', TokenPayload, { token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…' }, 'A token valid for 15 minutes'),
+            Success(
+              200,
+              'Token generated successfully',
+              TokenPayload,
+              { token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…' },
+              'A token valid for 15 minutes',
+            ),
             { 'Cache-Control': '`no-store`: the answer carries a credential' },
           ),
           400: Failure(400, 'The body is not an object with string `username` and `password`', 'Invalid request payload'),
@@ -59,7 +65,12 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
             Failure(429, 'Too many failed logins from this address; `Retry-After` says when to try again', 'Too many requests'),
             RETRY_AFTER,
           ),
-          500: Failure(500, 'The token could not be signed, or another unexpected failure', 'Could not generate token', 'Internal server error'),
+          500: Failure(
+            500,
+            'The token could not be signed, or another unexpected failure',
+            'Could not generate token',
+            'Internal server error',
+          ),
           // The limit is counted in the store: without it, no attempt is answered.
           503: failures.storeUnavailable,
         },

@@ -27,10 +27,8 @@ export function instrumentStore(store: Store, metrics: Pick<Metrics, 'observeSto
     ...(listJson && { listJson: (after: number, limit: number) => timed('list', () => listJson.call(store, after, limit)) }),
     update: (id, changes, expected) => timed('update', () => store.update(id, changes, expected)),
     delete: (id) => timed('delete', () => store.delete(id)),
-    recordLoginFailure: (key, at, expiredUpTo) =>
-      timed('recordLoginFailure', () => store.recordLoginFailure(key, at, expiredUpTo)),
-    recentLoginFailures: (key, since, limit) =>
-      timed('recentLoginFailures', () => store.recentLoginFailures(key, since, limit)),
+    recordLoginFailure: (key, at, expiredUpTo) => timed('recordLoginFailure', () => store.recordLoginFailure(key, at, expiredUpTo)),
+    recentLoginFailures: (key, since, limit) => timed('recentLoginFailures', () => store.recentLoginFailures(key, since, limit)),
     ping: () => timed('ping', () => store.ping()),
     close: () => store.close(),
   }

@@ -64,7 +64,10 @@ function migrate(db: DatabaseSync): void {
       applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
     )`)
     const applied = new Set(
-      db.prepare('SELECT version FROM schema_migrations').all().map((row) => row.version as number),
+      db
+        .prepare('SELECT version FROM schema_migrations')
+        .all()
+        .map((row) => row.version as number),
     )
     const record = db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)')
     for (const migration of loadMigrations('sqlite')) {

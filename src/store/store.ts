@@ -21,10 +21,7 @@ export interface BookPageJson {
 export type NewBook = Omit<Book, 'id'>
 export type BookChanges = Partial<NewBook>
 
-export type UpdateResult =
-  | { outcome: 'updated'; book: StoredBook }
-  | { outcome: 'missing' }
-  | { outcome: 'stale' }
+export type UpdateResult = { outcome: 'updated'; book: StoredBook } | { outcome: 'missing' } | { outcome: 'stale' }
 
 /**
  * Where books live. One implementation per engine; each applies its own

@@ -28,7 +28,12 @@ describe('token check on the book routes', () => {
     assert.deepEqual(res.json(), { status: 401, message, data: null })
   }
 
-  for (const [name, header] of [['missing', undefined], ['empty', ''], ['blank', '   '], ['a bare Bearer scheme', 'Bearer ']] as const) {
+  for (const [name, header] of [
+    ['missing', undefined],
+    ['empty', ''],
+    ['blank', '   '],
+    ['a bare Bearer scheme', 'Bearer '],
+  ] as const) {
     test(`401 Authorization token required: header ${name}`, () => assertRefused(header, 'Authorization token required'))
   }
 
@@ -49,14 +54,24 @@ describe('token check on the book routes', () => {
     ['garbage', () => 'not-a-token'],
     ['signed with another secret', () => sign(valid(), { key: 'another-secret-of-at-least-32-bytes!!' })],
     ['alg none', () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64(valid())}.`],
-    ['alg RS256', () => createSigner({ key: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), algorithm: 'RS256' })(valid())],
+    [
+      'alg RS256',
+      () =>
+        createSigner({
+          key: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+          algorithm: 'RS256',
+        })(valid()),
+    ],
     ['no exp claim', () => sign({ sub: 'librarian' })],
     ['expired', () => sign({ ...valid(), iat: now() - 1000, exp: now() - 10 })],
     ['nbf in the future', () => sign({ ...valid(), nbf: now() + 600 })],
-    ['a tampered payload', () => {
-      const [header, , signature] = sign(valid()).split('.')
-      return `${header}.${b64({ ...valid(), sub: 'admin' })}.${signature}`
-    }],
+    [
+      'a tampered payload',
+      () => {
+        const [header, , signature] = sign(valid()).split('.')
+        return `${header}.${b64({ ...valid(), sub: 'admin' })}.${signature}`
+      },
+    ],
     ['over 8 KiB', () => sign({ ...valid(), padding: 'x'.repeat(9000) })],
   ]
   for (const [name, token] of refused) {
@@ -82,7 +97,13 @@ describe('token check on the book routes', () => {
   })
 
   test('every protected route is guarded', async () => {
-    const routes = [['POST', '/book'], ['GET', '/books'], ['GET', '/book/1'], ['PUT', '/book/1'], ['DELETE', '/book/1']] as const
+    const routes = [
+      ['POST', '/book'],
+      ['GET', '/books'],
+      ['GET', '/book/1'],
+      ['PUT', '/book/1'],
+      ['DELETE', '/book/1'],
+    ] as const
     for (const [method, url] of routes) {
       const missing = await app.inject({ method, url })
       assert.equal(missing.json().message, 'Authorization token required', `${method} ${url}`)

@@ -39,7 +39,15 @@ describe('GET /docs', () => {
     const origin = `http://127.0.0.1:${port}`
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     })
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })

@@ -14,7 +14,8 @@ describe('CONNECT', () => {
     assert.equal(res.status, 400)
     assert.deepEqual(JSON.parse(res.body.toString()), { status: 400, message: 'Bad request', data: null })
 
-    const open = () => new Promise<number>((resolve, reject) => app.server.getConnections((err, count) => (err ? reject(err) : resolve(count))))
+    const open = () =>
+      new Promise<number>((resolve, reject) => app.server.getConnections((err, count) => (err ? reject(err) : resolve(count))))
     for (let waited = 0; (await open()) > 0; waited += 50) {
       assert.ok(waited < 1000, 'the server still holds the socket of a client that has gone')
       await sleep(50)

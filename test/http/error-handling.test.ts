@@ -36,7 +36,14 @@ describe('framework errors keep the envelope', () => {
   })
   after(() => app.close())
 
-  for (const [method, url] of [['GET', '/'], ['GET', '/nothing'], ['POST', '/books/1'], ['GET', '/book/1/extra'], ['GET', '/BOOKS'], ['DELETE', '/token/1']] as const) {
+  for (const [method, url] of [
+    ['GET', '/'],
+    ['GET', '/nothing'],
+    ['POST', '/books/1'],
+    ['GET', '/book/1/extra'],
+    ['GET', '/BOOKS'],
+    ['DELETE', '/token/1'],
+  ] as const) {
     test(`404 Not found for ${method} ${url}, without asking for a token`, async () => {
       const res = await app.inject({ method, url })
       assert.equal(res.statusCode, 404)
@@ -91,7 +98,12 @@ describe('store failures', () => {
     const app = await buildTestApp({}, { store: failingStore(() => new Error(secret)) })
     try {
       const token = await issueToken(app)
-      for (const [method, url] of [['GET', '/books'], ['GET', '/book/1'], ['POST', '/book'], ['DELETE', '/book/1']] as const) {
+      for (const [method, url] of [
+        ['GET', '/books'],
+        ['GET', '/book/1'],
+        ['POST', '/book'],
+        ['DELETE', '/book/1'],
+      ] as const) {
         const res = await app.inject({ method, url, headers: { authorization: token }, payload: method === 'POST' ? dune : undefined })
         assert.equal(res.statusCode, 500, `${method} ${url}`)
         assert.equal(res.body, JSON.stringify(envelopeOf(500, 'Internal server error')))
@@ -105,7 +117,12 @@ describe('store failures', () => {
     const app = await buildTestApp({}, { store: failingStore(() => new StoreUnavailableError(new Error('ECONNREFUSED'))) })
     try {
       const token = await issueToken(app)
-      for (const [method, url] of [['GET', '/books'], ['GET', '/book/1'], ['PUT', '/book/1'], ['POST', '/book']] as const) {
+      for (const [method, url] of [
+        ['GET', '/books'],
+        ['GET', '/book/1'],
+        ['PUT', '/book/1'],
+        ['POST', '/book'],
+      ] as const) {
         const res = await app.inject({ method, url, headers: { authorization: token }, payload: method === 'GET' ? undefined : dune })
         assert.equal(res.statusCode, 503, `${method} ${url}`)
         assert.ok(Number(res.headers['retry-after']) > 0)
@@ -123,7 +140,10 @@ describe('POST /token when the store cannot count failed logins', () => {
     app.inject({ method: 'POST', url: '/token', payload: { username: TEST_USERNAME, password } })
 
   test('answers 503 with Retry-After to every attempt when the failures cannot be read', async () => {
-    const app = await buildTestApp({}, { store: Object.assign(new SqliteBookStore({ path: ':memory:' }), { recentLoginFailures: unavailable }) })
+    const app = await buildTestApp(
+      {},
+      { store: Object.assign(new SqliteBookStore({ path: ':memory:' }), { recentLoginFailures: unavailable }) },
+    )
     try {
       for (const password of [TEST_PASSWORD, 'guess']) {
         const res = await login(app, password)
@@ -137,7 +157,10 @@ describe('POST /token when the store cannot count failed logins', () => {
   })
 
   test('answers 503, not 401, to a wrong pair whose failure cannot be recorded', async () => {
-    const app = await buildTestApp({}, { store: Object.assign(new SqliteBookStore({ path: ':memory:' }), { recordLoginFailure: unavailable }) })
+    const app = await buildTestApp(
+      {},
+      { store: Object.assign(new SqliteBookStore({ path: ':memory:' }), { recordLoginFailure: unavailable }) },
+    )
     try {
       const wrong = await login(app, 'guess')
       assert.equal(wrong.statusCode, 503)

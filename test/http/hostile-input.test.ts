@@ -16,25 +16,78 @@ const NOT_ENVELOPE = /^\/(openapi\.json|docs|metrics)(?=[/?#]|$)/
 const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit))
 const controlChar = fc.integer({ min: 0, max: 0x1f }).map((code) => String.fromCharCode(code))
 const nastyText = fc
-  .array(fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), loneSurrogate, controlChar, fc.constantFrom(' ', '\u0000', '\u2028', '\uFEFF', '\u{1F4DA}')), { maxLength: 6 })
+  .array(
+    fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 8 }),
+      loneSurrogate,
+      controlChar,
+      fc.constantFrom(' ', '\u0000', '\u2028', '\uFEFF', '\u{1F4DA}'),
+    ),
+    { maxLength: 6 },
+  )
   .map((parts) => parts.join(''))
 const hugeNumber = fc.constantFrom('1e400', '-1e400', '9007199254740993', '1e-400', '-0', '0.5', '1e3', '99999999999999999999999', '2020.0')
 
 const id = fc.oneof(
   fc.integer({ min: 1, max: SEEDED + 5 }).map(String),
-  fc.constantFrom('0', '-1', '01', '1.5', '1e3', 'abc', '%20', '%31', '9007199254740991', '9007199254740992', '99999999999999999999', '%00', '%ZZ', '%C0%AF', '%ED%A0%80', '1%2F2', '..', ''),
+  fc.constantFrom(
+    '0',
+    '-1',
+    '01',
+    '1.5',
+    '1e3',
+    'abc',
+    '%20',
+    '%31',
+    '9007199254740991',
+    '9007199254740992',
+    '99999999999999999999',
+    '%00',
+    '%ZZ',
+    '%C0%AF',
+    '%ED%A0%80',
+    '1%2F2',
+    '..',
+    '',
+  ),
   fc.string({ unit: 'binary-ascii', maxLength: 12 }).map(encodeURIComponent),
 )
 const query = fc.oneof(
   fc.constant(''),
-  fc.tuple(fc.constantFrom('limit', 'after', 'x', '__proto__', 'limit[]'), fc.oneof(fc.constantFrom('0', '1', '1000', '1001', '-1', '', 'a', '1e3', '%00'), fc.nat().map(String)))
+  fc
+    .tuple(
+      fc.constantFrom('limit', 'after', 'x', '__proto__', 'limit[]'),
+      fc.oneof(fc.constantFrom('0', '1', '1000', '1001', '-1', '', 'a', '1e3', '%00'), fc.nat().map(String)),
+    )
     .map(([key, value]) => `?${key}=${value}`),
   fc.constant('?limit=1&limit=2&after=1&after=x'),
 )
 const path = fc.oneof(
   { weight: 3, arbitrary: fc.tuple(fc.constantFrom('/books', '/book', '/token'), query).map(([p, q]) => p + q) },
   { weight: 4, arbitrary: fc.tuple(fc.constant('/book/'), id, query).map(([p, i, q]) => p + i + q) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('/', '/books/', '/book/', '//books', '/BOOKS', '/books/../token', '/healthz', '/readyz', '/metrics', '/openapi.json', '/docs', '/books/', '/book//'), query).map(([p, q]) => p + q) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom(
+          '/',
+          '/books/',
+          '/book/',
+          '//books',
+          '/BOOKS',
+          '/books/../token',
+          '/healthz',
+          '/readyz',
+          '/metrics',
+          '/openapi.json',
+          '/docs',
+          '/books/',
+          '/book//',
+        ),
+        query,
+      )
+      .map(([p, q]) => p + q),
+  },
   { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 20 }).map((s) => `/${encodeURIComponent(s)}`) },
   { weight: 1, arbitrary: fc.constantFrom('*', 'http://localhost/books', '/book/1#frag', '/%', '/book/%ff', '/\u00e9', '/book/\u00ff') },
 )
@@ -45,10 +98,7 @@ const method = fc.oneof(
 )
 
 const validText = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }).filter((text) => text.trim() !== '')
-const validBook = fc.record(
-  { title: validText, author: validText, year: fc.integer({ min: -9999, max: 9999 }) },
-  { requiredKeys: [] },
-)
+const validBook = fc.record({ title: validText, author: validText, year: fc.integer({ min: -9999, max: 9999 }) }, { requiredKeys: [] })
 const objectBody = fc.record(
   {
     title: fc.oneof(nastyText, fc.constantFrom('Dune', ' ', '', 'x'.repeat(501)), fc.jsonValue({ maxDepth: 1 })),
@@ -65,25 +115,66 @@ const body = fc.oneof(
   { weight: 4, arbitrary: objectBody.map((value) => JSON.stringify(value)) },
   { weight: 2, arbitrary: fc.json({ maxDepth: 3 }) },
   { weight: 1, arbitrary: fc.tuple(objectBody, hugeNumber).map(([value, n]) => JSON.stringify(value).replace(/^\{/, `{"year":${n},`)) },
-  { weight: 1, arbitrary: fc.tuple(fc.json(), fc.nat(), fc.string({ unit: 'binary-ascii', maxLength: 3 })).map(([json, at, junk]) => json.slice(0, at % (json.length + 1)) + junk) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.json(), fc.nat(), fc.string({ unit: 'binary-ascii', maxLength: 3 }))
+      .map(([json, at, junk]) => json.slice(0, at % (json.length + 1)) + junk),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 20_000 }).map((depth) => `${'['.repeat(depth)}${']'.repeat(depth)}`) },
-  { weight: 1, arbitrary: fc.integer({ min: 1, max: 5_000 }).map((depth) => `{"title":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)},"author":"a","year":1}`) },
-  { weight: 1, arbitrary: fc.constantFrom(
-    '{"__proto__":{"title":"polluted","admin":true},"title":"T","author":"A","year":1}',
-    '{"constructor":{"prototype":{"admin":true}},"title":"T","author":"A","year":1}',
-    '{"title":"T","author":"A","year":1,"__proto__":null}',
-    '{"title":"\\ud800","author":"A","year":1}',
-    '{"title":"\\u0000","author":"A","year":1}',
-    '{"title":"T","title":"U","author":"A","year":1}',
-    'null', '[]', '"string"', '1', 'true', '', ' ', '{', '}', '{"title":}', '\ufeff{"title":"T","author":"A","year":1}',
-  ) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 1, max: 5_000 })
+      .map((depth) => `{"title":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)},"author":"a","year":1}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '{"__proto__":{"title":"polluted","admin":true},"title":"T","author":"A","year":1}',
+      '{"constructor":{"prototype":{"admin":true}},"title":"T","author":"A","year":1}',
+      '{"title":"T","author":"A","year":1,"__proto__":null}',
+      '{"title":"\\ud800","author":"A","year":1}',
+      '{"title":"\\u0000","author":"A","year":1}',
+      '{"title":"T","title":"U","author":"A","year":1}',
+      'null',
+      '[]',
+      '"string"',
+      '1',
+      'true',
+      '',
+      ' ',
+      '{',
+      '}',
+      '{"title":}',
+      '\ufeff{"title":"T","author":"A","year":1}',
+    ),
+  },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)) },
-  { weight: 1, arbitrary: fc.constantFrom(Buffer.from([0x7b, 0x22, 0x74, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]), Buffer.from('{"title":"\xff"}', 'latin1')) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      Buffer.from([0x7b, 0x22, 0x74, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]),
+      Buffer.from('{"title":"\xff"}', 'latin1'),
+    ),
+  },
   { weight: 1, arbitrary: fc.constant('x'.repeat(70_000)) },
 )
 const contentType = fc.option(
   fc.oneof(
-    fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', '*/*', '', ';;;', 'application/json\u00ff'),
+    fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'application/json; charset=latin1',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+      '*/*',
+      '',
+      ';;;',
+      'application/json\u00ff',
+    ),
     fc.string({ unit: 'grapheme-ascii', maxLength: 30 }),
   ),
   { nil: undefined },
@@ -100,7 +191,19 @@ const extraHeaders = fc.oneof(
     arbitrary: fc.array(
       fc.tuple(
         fc.oneof(
-          fc.constantFrom('If-Match', 'Accept', 'Accept-Encoding', 'X-Forwarded-For', 'Origin', 'Expect', 'Range', 'Cookie', 'Transfer-Encoding', 'X-HTTP-Method-Override', 'Content-Encoding'),
+          fc.constantFrom(
+            'If-Match',
+            'Accept',
+            'Accept-Encoding',
+            'X-Forwarded-For',
+            'Origin',
+            'Expect',
+            'Range',
+            'Cookie',
+            'Transfer-Encoding',
+            'X-HTTP-Method-Override',
+            'Content-Encoding',
+          ),
           fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,15}$/),
         ),
         headerValue,

@@ -55,18 +55,15 @@ describe('GET /openapi.json', () => {
 
   it('is OpenAPI 3.1 with every route of the service and nothing else', () => {
     assert.equal(doc.openapi, '3.1.0')
-    assert.deepEqual(
-      Object.fromEntries(Object.entries(doc.paths).map(([path, methods]) => [path, Object.keys(methods).sort()])),
-      {
-        '/token': ['post'],
-        '/book': ['post'],
-        '/books': ['get'],
-        '/book/{id}': ['delete', 'get', 'put'],
-        '/healthz': ['get'],
-        '/readyz': ['get'],
-        '/metrics': ['get'],
-      },
-    )
+    assert.deepEqual(Object.fromEntries(Object.entries(doc.paths).map(([path, methods]) => [path, Object.keys(methods).sort()])), {
+      '/token': ['post'],
+      '/book': ['post'],
+      '/books': ['get'],
+      '/book/{id}': ['delete', 'get', 'put'],
+      '/healthz': ['get'],
+      '/readyz': ['get'],
+      '/metrics': ['get'],
+    })
   })
 
   it('describes the token scheme and requires it on the book operations only', () => {
@@ -105,7 +102,13 @@ describe('GET /openapi.json', () => {
 
   it('shows every status and message of the interface, in the envelope, with examples', () => {
     const expected: Record<string, string[]> = {
-      issueToken: ['200 Token generated successfully', '400 Invalid request payload', '401 Invalid credentials', '500 Could not generate token', '503 Service unavailable'],
+      issueToken: [
+        '200 Token generated successfully',
+        '400 Invalid request payload',
+        '401 Invalid credentials',
+        '500 Could not generate token',
+        '503 Service unavailable',
+      ],
       createBook: ['201 Book created successfully', '400 Invalid input', '401 Authorization token required', '401 Invalid token'],
       listBooks: ['200 Books retrieved successfully', '401 Authorization token required', '401 Invalid token'],
       getBook: ['200 Book retrieved successfully', '404 Book not found', '401 Invalid token'],

@@ -49,7 +49,10 @@ for (const engine of storeEngines) {
       assert.equal(res.statusCode, 200)
       const body = res.json<ListBody>()
       assert.equal(body.message, 'Books retrieved successfully')
-      assert.deepEqual(body.data!.map((book) => book.id), ids)
+      assert.deepEqual(
+        body.data!.map((book) => book.id),
+        ids,
+      )
       assert.deepEqual(Object.keys(body.data![0]!), ['id', 'title', 'author', 'year'])
       assert.equal(res.headers.link, undefined)
     })
@@ -70,16 +73,16 @@ for (const engine of storeEngines) {
         url = link === undefined ? undefined : /^<([^>]+)>; rel="next"$/.exec(link)![1]
       }
       assert.deepEqual(seen, ids)
-      assert.deepEqual(links, [
-        `</books?limit=3&after=${ids[2]}>; rel="next"`,
-        `</books?limit=3&after=${ids[5]}>; rel="next"`,
-      ])
+      assert.deepEqual(links, [`</books?limit=3&after=${ids[2]}>; rel="next"`, `</books?limit=3&after=${ids[5]}>; rel="next"`])
     })
 
     test('a page that ends exactly at the last book has no Link', async () => {
       const ids = await fill(7)
       const res = await list(`?limit=3&after=${ids[3]}`)
-      assert.deepEqual(res.json<ListBody>().data!.map((book) => book.id), ids.slice(4))
+      assert.deepEqual(
+        res.json<ListBody>().data!.map((book) => book.id),
+        ids.slice(4),
+      )
       assert.equal(res.headers.link, undefined)
       const whole = await list('?limit=7')
       assert.equal(whole.json<ListBody>().data!.length, 7)
@@ -88,15 +91,24 @@ for (const engine of storeEngines) {
 
     test('after alone returns every book after that id', async () => {
       const ids = await fill(7)
-      assert.deepEqual((await list(`?after=${ids[4]}`)).json<ListBody>().data!.map((book) => book.id), ids.slice(5))
-      assert.deepEqual((await list('?after=0')).json<ListBody>().data!.map((book) => book.id), ids)
+      assert.deepEqual(
+        (await list(`?after=${ids[4]}`)).json<ListBody>().data!.map((book) => book.id),
+        ids.slice(5),
+      )
+      assert.deepEqual(
+        (await list('?after=0')).json<ListBody>().data!.map((book) => book.id),
+        ids,
+      )
       assert.deepEqual((await list(`?after=${ids[6]! + 1000}`)).json<ListBody>().data, [])
     })
 
     test('limit accepts 1 to 1000', async () => {
       const ids = await fill(7)
       const one = await list('?limit=1')
-      assert.deepEqual(one.json<ListBody>().data!.map((book) => book.id), [ids[0]])
+      assert.deepEqual(
+        one.json<ListBody>().data!.map((book) => book.id),
+        [ids[0]],
+      )
       assert.equal(one.headers.link, `</books?limit=1&after=${ids[0]}>; rel="next"`)
       const most = await list('?limit=1000')
       assert.equal(most.statusCode, 200)
@@ -111,7 +123,16 @@ for (const engine of storeEngines) {
       })
     }
 
-    for (const query of ['after=-1', 'after=abc', 'after=1.5', 'after=01', 'after=', 'after=1e3', 'after=9007199254740992', 'after=99999999999999999']) {
+    for (const query of [
+      'after=-1',
+      'after=abc',
+      'after=1.5',
+      'after=01',
+      'after=',
+      'after=1e3',
+      'after=9007199254740992',
+      'after=99999999999999999',
+    ]) {
       test(`?${query} is invalid input`, async () => {
         const res = await list(`?${query}`)
         assert.equal(res.statusCode, 400)
@@ -121,9 +142,15 @@ for (const engine of storeEngines) {
 
     test('unknown parameters are ignored', async () => {
       const ids = await fill(7)
-      assert.deepEqual((await list('?page=2&sort=desc')).json<ListBody>().data!.map((book) => book.id), ids)
+      assert.deepEqual(
+        (await list('?page=2&sort=desc')).json<ListBody>().data!.map((book) => book.id),
+        ids,
+      )
       const paged = await list('?limit=2&offset=4')
-      assert.deepEqual(paged.json<ListBody>().data!.map((book) => book.id), ids.slice(0, 2))
+      assert.deepEqual(
+        paged.json<ListBody>().data!.map((book) => book.id),
+        ids.slice(0, 2),
+      )
       assert.equal(paged.headers.link, `</books?limit=2&after=${ids[1]}>; rel="next"`)
     })
 
@@ -155,10 +182,16 @@ for (const engine of storeEngines) {
       assert.deepEqual(Object.keys(body), ['status', 'message', 'data'])
       assert.equal(body.status, 200)
       assert.equal(body.message, 'Books retrieved successfully')
-      assert.deepEqual(body.data!.map((book) => book.id), ids)
+      assert.deepEqual(
+        body.data!.map((book) => book.id),
+        ids,
+      )
       assert.deepEqual(body.data![2000], { id: ids[2000], title: 'Title 2000', author: 'Author 2000', year: 1900 })
       const tail = await list(`?after=${ids[1499]}`)
-      assert.deepEqual(tail.json<ListBody>().data!.map((book) => book.id), ids.slice(1500))
+      assert.deepEqual(
+        tail.json<ListBody>().data!.map((book) => book.id),
+        ids.slice(1500),
+      )
     })
   })
 }
@@ -197,7 +230,12 @@ describe('GET /books on a store that does not serialise lists itself', () => {
       assert.equal(res.statusCode, 200)
       const body = JSON.parse(res.body) as ListBody
       assert.equal(body.data!.length, url === '/books' ? 1500 : 500)
-      assert.deepEqual(body.data![0], url === '/books' ? { id: 1, title: 'Title 0', author: 'Author', year: 2000 } : { id: 1001, title: 'Title 1000', author: 'Author', year: 2000 })
+      assert.deepEqual(
+        body.data![0],
+        url === '/books'
+          ? { id: 1, title: 'Title 0', author: 'Author', year: 2000 }
+          : { id: 1001, title: 'Title 1000', author: 'Author', year: 2000 },
+      )
       assert.ok(body.data!.every((book, i) => Object.keys(book).length === 4 && (i === 0 || book.id > body.data![i - 1]!.id)))
     }
   })

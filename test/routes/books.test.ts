@@ -126,7 +126,10 @@ for (const engine of storeEngines) {
         ['malformed JSON', '{"title": "Dune",'],
         ['JSON with a trailing comma', '{"title":"T","author":"A","year":1,}'],
         // Decoded leniently, these bytes would be a valid book titled U+FFFD.
-        ['bytes that are not UTF-8', Buffer.concat([Buffer.from('{"title":"'), Buffer.from([0xff]), Buffer.from('","author":"A","year":1}')])],
+        [
+          'bytes that are not UTF-8',
+          Buffer.concat([Buffer.from('{"title":"'), Buffer.from([0xff]), Buffer.from('","author":"A","year":1}')]),
+        ],
       ]
       for (const [name, payload] of unparsable) {
         test(`400 Invalid input: ${name}`, async () => {
@@ -175,7 +178,22 @@ for (const engine of storeEngines) {
     })
 
     describe('ids', () => {
-      const notIds = ['abc', '-1', '0', '01', '+1', '1.5', '1e3', '0x10', '%20', '%201', '1%20', '9007199254740992', '99999999999999999999', '1'.repeat(400)]
+      const notIds = [
+        'abc',
+        '-1',
+        '0',
+        '01',
+        '+1',
+        '1.5',
+        '1e3',
+        '0x10',
+        '%20',
+        '%201',
+        '1%20',
+        '9007199254740992',
+        '99999999999999999999',
+        '1'.repeat(400),
+      ]
       for (const method of ['GET', 'PUT', 'DELETE'] as const) {
         for (const id of notIds) {
           test(`${method} /book/${id.slice(0, 24)} matches no book: 404 Book not found`, async () => {
@@ -277,7 +295,12 @@ for (const engine of storeEngines) {
       test('If-Match listing the current ETag among others updates; * updates', async () => {
         const book = await create()
         const etag = (await call({ method: 'GET', url: `/book/${book.id}` })).headers.etag as string
-        const listed = await call({ method: 'PUT', url: `/book/${book.id}`, headers: { 'if-match': `"zzz", ${etag}` }, payload: { year: 2 } })
+        const listed = await call({
+          method: 'PUT',
+          url: `/book/${book.id}`,
+          headers: { 'if-match': `"zzz", ${etag}` },
+          payload: { year: 2 },
+        })
         assertEnvelope(listed, 200, 'Book updated successfully', { ...book, year: 2 })
         const star = await call({ method: 'PUT', url: `/book/${book.id}`, headers: { 'if-match': '*' }, payload: { year: 3 } })
         assertEnvelope(star, 200, 'Book updated successfully', { ...book, year: 3 })
@@ -316,7 +339,12 @@ for (const engine of storeEngines) {
 
       test('a body sent with DELETE is ignored', async () => {
         const book = await create()
-        const res = await call({ method: 'DELETE', url: `/book/${book.id}`, headers: { 'content-type': 'application/json' }, payload: '{broken' })
+        const res = await call({
+          method: 'DELETE',
+          url: `/book/${book.id}`,
+          headers: { 'content-type': 'application/json' },
+          payload: '{broken',
+        })
         assertEnvelope(res, 200, 'Book deleted successfully', null)
       })
     })

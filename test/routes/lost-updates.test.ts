@@ -36,7 +36,7 @@ for (const engine of storeEngines) {
       let conflicts = 0
 
       async function client() {
-        for (let done = 0; done < INCREMENTS_EACH; ) {
+        for (let done = 0; done < INCREMENTS_EACH;) {
           const read = await call('GET', path)
           assert.equal(read.status, 200)
           assert.match(read.etag ?? '', /^"\d+"$/)

@@ -93,14 +93,17 @@ describe('POST /token', () => {
 
   test('500 Could not generate token when signing fails', async () => {
     const tokens = createTokenService({ secret: TEST_SECRET })
-    const failing = await buildTestApp({}, {
-      tokens: {
-        verify: tokens.verify,
-        sign: () => {
-          throw new Error('signing key unavailable')
+    const failing = await buildTestApp(
+      {},
+      {
+        tokens: {
+          verify: tokens.verify,
+          sign: () => {
+            throw new Error('signing key unavailable')
+          },
         },
       },
-    })
+    )
     try {
       const res = await failing.inject({ method: 'POST', url: '/token', payload: { username: TEST_USERNAME, password: TEST_PASSWORD } })
       assert.equal(res.statusCode, 500)

@@ -42,5 +42,8 @@ test('a failed query fails every lookup in it', async () => {
     throw new Error('unavailable')
   })
   const results = await Promise.allSettled([lookup(1), lookup(2)])
-  assert.deepEqual(results.map((result) => result.status), ['rejected', 'rejected'])
+  assert.deepEqual(
+    results.map((result) => result.status),
+    ['rejected', 'rejected'],
+  )
 })

@@ -101,7 +101,8 @@ for (const engine of storeEngines) {
       const again = await login(second)
       for (const [id, { acked, pending }] of ledger.books) {
         const res = await call(second, again, 'GET', `/book/${id}`)
-        const found: Known = res.status === 404 ? 'deleted' : { title: res.body.data!.title, author: res.body.data!.author, year: res.body.data!.year }
+        const found: Known =
+          res.status === 404 ? 'deleted' : { title: res.body.data!.title, author: res.body.data!.author, year: res.body.data!.year }
         const allowed = pending === undefined ? [acked] : [acked, pending]
         assert.ok(
           allowed.some((state) => JSON.stringify(state) === JSON.stringify(found)),

@@ -21,9 +21,16 @@ describe('instrumented store', () => {
     const book = await store.create(dune)
     // node:sqlite rows have no prototype: compare their members.
     assert.deepEqual({ ...(await store.get(book.id)) }, { ...book })
-    assert.deepEqual((await store.list(0, 10)).map((row) => ({ ...row })), [{ id: book.id, ...dune }])
+    assert.deepEqual(
+      (await store.list(0, 10)).map((row) => ({ ...row })),
+      [{ id: book.id, ...dune }],
+    )
     await store.close()
-    assert.deepEqual(metrics.seen, [['create', 'ok'], ['get', 'ok'], ['list', 'ok']])
+    assert.deepEqual(metrics.seen, [
+      ['create', 'ok'],
+      ['get', 'ok'],
+      ['list', 'ok'],
+    ])
   })
 
   it("keeps the engine's own list serialisation, recorded as a list", async () => {
@@ -32,7 +39,10 @@ describe('instrumented store', () => {
     const book = await store.create(dune)
     assert.deepEqual(await store.listJson?.(0, 10), { json: JSON.stringify([{ id: book.id, ...dune }]), count: 1, lastId: book.id })
     await store.close()
-    assert.deepEqual(metrics.seen, [['create', 'ok'], ['list', 'ok']])
+    assert.deepEqual(metrics.seen, [
+      ['create', 'ok'],
+      ['list', 'ok'],
+    ])
   })
 
   it('passes failures on and records them as unavailable or error', async () => {
@@ -47,6 +57,9 @@ describe('instrumented store', () => {
     await assert.rejects(store.get(1), down)
     await assert.rejects(store.delete(1), broken)
     await store.close()
-    assert.deepEqual(metrics.seen, [['get', 'unavailable'], ['delete', 'error']])
+    assert.deepEqual(metrics.seen, [
+      ['get', 'unavailable'],
+      ['delete', 'error'],
+    ])
   })
 })

@@ -46,7 +46,10 @@ describe('postgres store', () => {
     it('records its migrations once, however often it is opened', async () => {
       for (let i = 0; i < 2; i++) await (await PostgresBookStore.open(options(schema.url))).close()
       const { rows } = await adminQuery(`SELECT version, name FROM ${schema.name}.schema_migrations ORDER BY version`)
-      assert.deepEqual(rows, loadMigrations('postgres').map(({ version, name }) => ({ version, name })))
+      assert.deepEqual(
+        rows,
+        loadMigrations('postgres').map(({ version, name }) => ({ version, name })),
+      )
     })
 
     it('returns ids beyond 32 bits as exact JSON numbers', async () => {

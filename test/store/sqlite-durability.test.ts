@@ -7,7 +7,11 @@ import { storeEngines } from '../helpers.ts'
 const sqlite = storeEngines.find((engine) => engine.name === 'sqlite')!
 
 describe('SQLite durability setting', () => {
-  for (const [setting, level] of [[undefined, 1], ['normal', 1], ['full', 2]] as const) {
+  for (const [setting, level] of [
+    [undefined, 1],
+    ['normal', 1],
+    ['full', 2],
+  ] as const) {
     it(`SQLITE_SYNCHRONOUS=${setting ?? '(unset)'} runs with synchronous level ${level}`, async () => {
       const database = await sqlite.freshDatabase()
       const base = { dbUrl: database.dbUrl, dbPoolSize: 1, dbConnectTimeoutMs: 1000, dbQueryTimeoutMs: 1000 }

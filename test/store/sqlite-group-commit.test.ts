@@ -20,11 +20,7 @@ test('writes asked for together all commit, each with its own result', async () 
       created.map((book) => book.id),
       Array.from({ length: 20 }, (_, i) => i + 1),
     )
-    const [updated, deleted, missing] = await Promise.all([
-      store.update(3, { title: 'Dune Messiah' }),
-      store.delete(4),
-      store.delete(99),
-    ])
+    const [updated, deleted, missing] = await Promise.all([store.update(3, { title: 'Dune Messiah' }), store.delete(4), store.delete(99)])
     assert.equal(updated.outcome, 'updated')
     assert.equal(deleted, true)
     assert.equal(missing, false)
@@ -38,12 +34,11 @@ test('writes asked for together all commit, each with its own result', async () 
 test('a write that fails does not take the others in its transaction with it', async () => {
   const store = new SqliteBookStore({ path: freshPath() })
   try {
-    const results = await Promise.allSettled([
-      store.create(dune),
-      store.create({ ...dune, year: 123456 }),
-      store.create(dune),
-    ])
-    assert.deepEqual(results.map((result) => result.status), ['fulfilled', 'rejected', 'fulfilled'])
+    const results = await Promise.allSettled([store.create(dune), store.create({ ...dune, year: 123456 }), store.create(dune)])
+    assert.deepEqual(
+      results.map((result) => result.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    )
     assert.equal((await store.list(0, 10)).length, 2)
   } finally {
     await store.close()

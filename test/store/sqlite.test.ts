@@ -20,9 +20,15 @@ describe('SQLite store', () => {
     await new SqliteBookStore({ path }).close()
     await new SqliteBookStore({ path }).close()
     const db = new DatabaseSync(path)
-    const applied = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all().map((row) => row.version)
+    const applied = db
+      .prepare('SELECT version FROM schema_migrations ORDER BY version')
+      .all()
+      .map((row) => row.version)
     db.close()
-    assert.deepEqual(applied, loadMigrations('sqlite').map((migration) => migration.version))
+    assert.deepEqual(
+      applied,
+      loadMigrations('sqlite').map((migration) => migration.version),
+    )
   })
 
   test('keeps books across reopening, and never reuses the id of a deleted newest book', async () => {
@@ -40,7 +46,11 @@ describe('SQLite store', () => {
 
   test('the schema refuses what validation refuses, as a last line of defence', async () => {
     const store = new SqliteBookStore({ path: ':memory:' })
-    for (const book of [{ ...dune, year: 10000 }, { ...dune, title: '' }, { ...dune, author: 'x'.repeat(501) }]) {
+    for (const book of [
+      { ...dune, year: 10000 },
+      { ...dune, title: '' },
+      { ...dune, author: 'x'.repeat(501) },
+    ]) {
       await assert.rejects(store.create(book))
     }
     await store.close()

@@ -88,7 +88,12 @@ for (const engine of storeEngines) {
       }
       const created = await createAll()
       const awkward = await store.create({ title: 'Quote " and \\ and \n', author: 'é 😀 \u2028', year: 0 })
-      for (const [after, limit] of [[0, 100], [0, 2], [created[1]!.id, 2], [awkward.id, 10]] as const) {
+      for (const [after, limit] of [
+        [0, 100],
+        [0, 2],
+        [created[1]!.id, 2],
+        [awkward.id, 10],
+      ] as const) {
         const page = await store.listJson(after, limit)
         const rows = asJson(await store.list(after, limit)) as { id: number }[]
         assert.deepEqual(JSON.parse(page.json), rows)
@@ -133,10 +138,7 @@ for (const engine of storeEngines) {
 
     it('lets exactly one of two updates expecting the same revision win', async () => {
       const { id } = await store.create(dune)
-      const outcomes = await Promise.all([
-        store.update(id, { year: 1970 }, [1]),
-        store.update(id, { year: 1980 }, [1]),
-      ])
+      const outcomes = await Promise.all([store.update(id, { year: 1970 }, [1]), store.update(id, { year: 1980 }, [1])])
       assert.deepEqual(outcomes.map((result) => result.outcome).sort(), ['stale', 'updated'])
       assert.equal((await store.get(id))?.revision, 2)
     })

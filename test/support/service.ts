@@ -62,7 +62,10 @@ export function serviceEnv(dbUrl: string, extra: Record<string, string> = {}): R
  * Starts the service on a free port of 127.0.0.1 with `env` as its whole environment
  * (beside PATH), so tests do not depend on the machine's.
  */
-export function spawnService(env: Record<string, string> = {}, { cwd = mkdtempSync(join(tmpdir(), 'books-service-')) }: SpawnOptions = {}): ServiceProcess {
+export function spawnService(
+  env: Record<string, string> = {},
+  { cwd = mkdtempSync(join(tmpdir(), 'books-service-')) }: SpawnOptions = {},
+): ServiceProcess {
   const child = spawn(process.execPath, [MAIN], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
