@@ -38,12 +38,20 @@ export interface FindQuery {
   order: BookOrder
   after?: Position | undefined
   limit: number
+  /** Also count every book that matches the filter, all pages together. */
+  count?: boolean
 }
 
 export interface FoundBook {
   book: Book
   /** Where a page that starts after this book starts. */
   position: Position
+}
+
+export interface FoundBooks {
+  found: FoundBook[]
+  /** With `count`: how many books match the filter. */
+  total?: number
 }
 
 /** The sort keys with ties broken by id, ascending: keys after an id can never decide. */

@@ -1,0 +1,145 @@
+import { totalOrder, type BookFilter, type FindQuery, type FoundBook, type Position } from '../books/find-query.ts'
+
+/** What differs between the engines when books are found; the rest of the SQL is shared. */
+export interface FindDialect {
+  /** The placeholder of the nth value, from 1. */
+  placeholder(n: number): string
+  /** The condition "every word begins a word of the book", and the value it takes. */
+  wordsMatch(words: string[]): { condition: (value: string) => string; value: unknown }
+  /** The condition "`needle` is contained in `column`", with values added through `add`. */
+  contains(column: 'title_folded' | 'author_folded', needle: string, add: (value: unknown) => string): string
+  /** The position of `needle` in `haystack`, from 1; 0 when it is absent. */
+  position(haystack: string, needle: string): string
+  /** The smaller of two integers. */
+  least(a: string, b: string): string
+}
+
+/** A statement and its values. */
+export interface Statement {
+  text: string
+  values: unknown[]
+}
+
+const COLUMN = { id: 'id', title: 'title_folded', author: 'author_folded', year: 'year' } as const
+
+/** The columns of a found book: the book, then its position as k0, k1, … */
+export interface FoundRow {
+  id: number
+  title: string
+  author: string
+  year: number
+  [key: `k${number}`]: string | number
+}
+
+function collect(dialect: FindDialect) {
+  const values: unknown[] = []
+  return {
+    values,
+    add(value: unknown): string {
+      values.push(value)
+      return dialect.placeholder(values.length)
+    },
+  }
+}
+
+function conditions(filter: BookFilter, dialect: FindDialect, add: (value: unknown) => string): string[] {
+  const where: string[] = []
+  if (filter.words !== undefined && filter.words.length > 0) {
+    const match = dialect.wordsMatch(filter.words)
+    where.push(match.condition(add(match.value)))
+  }
+  for (const [column, needle] of [
+    ['title_folded', filter.titleContains],
+    ['author_folded', filter.authorContains],
+  ] as const) {
+    if (needle === undefined) continue
+    // No stored text holds a NUL, and PostgreSQL refuses one even as a value.
+    where.push(needle.includes('\u0000') ? '1 = 0' : dialect.contains(column, needle, add))
+  }
+  if (filter.yearFrom !== undefined) where.push(`year >= ${add(filter.yearFrom)}`)
+  if (filter.yearTo !== undefined) where.push(`year <= ${add(filter.yearTo)}`)
+  if (filter.afterId !== undefined) where.push(`id > ${add(filter.afterId)}`)
+  return where
+}
+
+/**
+ * How well a book matches the words, as one integer, higher first. In turn: how many words begin
+ * a word of the title (a title hit outranks an author-only hit); how early the title holds the
+ * words as a phrase, in order (closer); how many are whole words rather than beginnings (fuller);
+ * shorter titles first (the words cover more of it). Each part is bounded so that it never
+ * reaches the one above it, and the whole stays below 2^31: at most 100 words fit in `q`.
+ * Both engines compute it from the same strings, so they rank alike.
+ */
+function relevance(words: string[], dialect: FindDialect, add: (value: unknown) => string): string {
+  if (words.length === 0) return '0'
+  const title = `' ' || title_words`
+  const everything = `' ' || title_words || ' ' || author_words || ' '`
+  const count = (haystack: string, needles: string[]) =>
+    needles.map((needle) => `(CASE WHEN ${dialect.position(haystack, add(needle))} > 0 THEN 1 ELSE 0 END)`).join(' + ')
+  const inTitle = count(
+    title,
+    words.map((word) => ` ${word}`),
+  )
+  const at = dialect.position(title, add(` ${words.join(' ')}`))
+  const phrase = `(CASE WHEN ${at} > 0 THEN 256 - ${dialect.least(at, '255')} ELSE 0 END)`
+  const whole = count(
+    everything,
+    words.map((word) => ` ${word} `),
+  )
+  return `(((${inTitle}) * 256 + ${phrase}) * 128 + ${whole}) * 512 + 511 - ${dialect.least('length(title_words)', '511')}`
+}
+
+interface Key {
+  expression: string
+  descending: boolean
+}
+
+/** "After `position` in this order", as a condition; the first key's bound lets an index range help. */
+function keyset(keys: Key[], position: Position, add: (value: unknown) => string): string {
+  const values = position.map((value) => add(value))
+  const alternatives = keys.map((key, i) => {
+    const equal = keys.slice(0, i).map((earlier, j) => `${earlier.expression} = ${values[j]}`)
+    return [...equal, `${key.expression} ${key.descending ? '<' : '>'} ${values[i]}`].join(' AND ')
+  })
+  const first = keys[0]!
+  return `${first.expression} ${first.descending ? '<=' : '>='} ${values[0]} AND (${alternatives.map((a) => `(${a})`).join(' OR ')})`
+}
+
+/** The page of books that `query` asks for, each with the values of its position. */
+export function findStatement(query: FindQuery, dialect: FindDialect): Statement {
+  const { values, add } = collect(dialect)
+  const where = conditions(query.filter, dialect, add)
+  const keys: Key[] = query.order.relevance
+    ? [
+        { expression: relevance(query.filter.words ?? [], dialect, add), descending: true },
+        { expression: 'id', descending: false },
+      ]
+    : totalOrder(query.order.keys).map((key) => ({ expression: COLUMN[key.field], descending: key.descending }))
+  if (query.after !== undefined) where.push(keyset(keys, query.after, add))
+  const text = `SELECT id, title, author, year, ${keys.map((key, i) => `${key.expression} AS k${i}`).join(', ')}
+    FROM books
+    ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+    ORDER BY ${keys.map((key, i) => `k${i}${key.descending ? ' DESC' : ''}`).join(', ')}
+    LIMIT ${add(query.limit)}`
+  return { text, values }
+}
+
+/** How many books match `filter`, all pages together, as `total`. */
+export function countStatement(filter: BookFilter, dialect: FindDialect): Statement {
+  const { values, add } = collect(dialect)
+  const where = conditions(filter, dialect, add)
+  return { text: `SELECT count(*) AS total FROM books${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`, values }
+}
+
+/** The rows of `findStatement` as books with their positions. */
+export function foundBooks(rows: FoundRow[], keyCount: number): FoundBook[] {
+  return rows.map((row) => ({
+    book: { id: row.id, title: row.title, author: row.author, year: row.year },
+    position: Array.from({ length: keyCount }, (_, i) => row[`k${i}`]!),
+  }))
+}
+
+/** How many values a position of `query` holds. */
+export function keyCount(query: FindQuery): number {
+  return query.order.relevance ? 2 : totalOrder(query.order.keys).length
+}
