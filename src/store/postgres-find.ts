@@ -1,4 +1,6 @@
-import type { FindDialect } from './find-sql.ts'
+import type { QueryResultRow } from 'pg'
+import type { FindQuery, FoundBooks } from '../books/find-query.ts'
+import { countStatement, findStatement, foundBooks, keyCount, type FindDialect, type FoundRow, type Statement } from './find-sql.ts'
 
 /** LIKE's wildcards and its escape character as plain characters. */
 function likeLiteral(text: string): string {
@@ -23,4 +25,19 @@ export const postgresFind: FindDialect = {
   contains: (column, needle, add) => `${column} LIKE ${add(`%${likeLiteral(needle)}%`)}`,
   position: (haystack, needle) => `strpos(${haystack}, ${needle})`,
   least: (a, b) => `least(${a}, ${b})`,
+}
+
+/** Runs one statement and gives back its rows. */
+export type RunStatement = (statement: Statement) => Promise<QueryResultRow[]>
+
+/** Finds books with `run`; the count, when asked for, runs beside the page, on another connection. */
+export function postgresFinder(run: RunStatement): (query: FindQuery) => Promise<FoundBooks> {
+  return async (query) => {
+    const [rows, counted] = await Promise.all([
+      run(findStatement(query, postgresFind)),
+      query.count ? run(countStatement(query.filter, postgresFind)) : undefined,
+    ])
+    const found = foundBooks(rows as FoundRow[], keyCount(query))
+    return counted === undefined ? { found } : { found, total: Number(counted[0]!.total) }
+  }
 }

@@ -1,4 +1,6 @@
-import type { FindDialect } from './find-sql.ts'
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite'
+import type { FindQuery, FoundBooks } from '../books/find-query.ts'
+import { countStatement, findStatement, foundBooks, keyCount, type FindDialect, type FoundRow, type Statement } from './find-sql.ts'
 
 /** Trigrams need three characters; shorter text is looked for in every book. */
 const TRIGRAM = 3
@@ -25,4 +27,26 @@ export const sqliteFind: FindDialect = {
       : `id IN (SELECT rowid FROM books_text WHERE ${column} GLOB ${add(`*${globLiteral(needle)}*`)})`,
   position: (haystack, needle) => `instr(${haystack}, ${needle})`,
   least: (a, b) => `min(${a}, ${b})`,
+}
+
+/** Statements per shape of query, prepared once; the shapes are few, but bounded all the same. */
+const PREPARED_SHAPES = 256
+
+/** Runs finds on one connection, preparing each shape of statement once. */
+export function sqliteFinder(db: DatabaseSync): (query: FindQuery) => FoundBooks {
+  const prepared = new Map<string, StatementSync>()
+  const run = ({ text, values }: Statement) => {
+    let statement = prepared.get(text)
+    if (statement === undefined) {
+      if (prepared.size >= PREPARED_SHAPES) prepared.clear()
+      statement = db.prepare(text)
+      prepared.set(text, statement)
+    }
+    return statement.all(...(values as SQLInputValue[]))
+  }
+  return (query) => {
+    const found = foundBooks(run(findStatement(query, sqliteFind)) as unknown as FoundRow[], keyCount(query))
+    if (!query.count) return { found }
+    return { found, total: (run(countStatement(query.filter, sqliteFind))[0] as { total: number }).total }
+  }
 }

@@ -1,0 +1,254 @@
+/**
+ * `npm run bench -- search [--books=N] [--samples=N]`: finding books at a million books (or N),
+ * on each engine. Books are generated with faker and written straight into the database with
+ * their search columns, the service's indexes and triggers in place; then the service answers,
+ * one request at a time, and the latency of each kind of request is taken from the client.
+ */
+import { request, Agent } from 'node:http'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { faker } from '@faker-js/faker'
+import pg from 'pg'
+import { searchKeys } from '../../src/books/folding.ts'
+import type { NewBook } from '../../src/store/store.ts'
+import { createDatabase, dropDatabase } from './postgres.ts'
+import { peakRss } from './processes.ts'
+import { login, startService, type Service } from './service.ts'
+
+export interface SearchBenchOptions {
+  books: number
+  /** Requests measured per kind, after a warm-up. */
+  samples: number
+  work: string
+  log: (line: string) => void
+}
+
+interface Figure {
+  name: string
+  p50Ms: number
+  p95Ms: number
+  target: string
+}
+
+interface EngineResult {
+  engine: string
+  seedSeconds: number
+  figures: Figure[]
+  list: { path: string; seconds: number; peakRssMiB: number }[]
+  note?: string
+}
+
+const SEED = 20_241_123
+const BATCH = 5000
+
+/** The same catalogue on every run: titles, series, author lists, accents, years. */
+function* generateBooks(count: number): Generator<NewBook> {
+  faker.seed(SEED)
+  for (let n = 0; n < count; n++) {
+    const kind = n % 4
+    const title =
+      kind === 0
+        ? faker.book.title()
+        : kind === 1
+          ? `${faker.book.title()} (${faker.book.series()}, #${1 + (n % 9)})`
+          : kind === 2
+            ? `The ${faker.word.adjective()} ${faker.word.noun()}`
+            : `${faker.word.noun()} of ${faker.location.city()}`
+    const author = n % 5 === 0 ? `${faker.person.fullName()}, ${faker.person.fullName()}` : faker.person.fullName()
+    yield { title: title.slice(0, 500), author: author.slice(0, 500), year: faker.number.int({ min: 1500, max: 2025 }) }
+  }
+}
+
+function columns(books: NewBook[]) {
+  const keys = books.map(searchKeys)
+  return [
+    books.map((book) => book.title),
+    books.map((book) => book.author),
+    books.map((book) => book.year),
+    keys.map((key) => key.titleFolded),
+    keys.map((key) => key.authorFolded),
+    keys.map((key) => key.titleWords),
+    keys.map((key) => key.authorWords),
+  ]
+}
+
+/** Every BATCH books of the catalogue, keeping one in a thousand as material for queries. */
+async function inBatches(count: number, write: (books: NewBook[]) => Promise<void> | void): Promise<NewBook[]> {
+  const kept: NewBook[] = []
+  let batch: NewBook[] = []
+  let n = 0
+  for (const book of generateBooks(count)) {
+    if (n++ % 1000 === 0) kept.push(book)
+    batch.push(book)
+    if (batch.length === BATCH) {
+      await write(batch)
+      batch = []
+    }
+  }
+  if (batch.length > 0) await write(batch)
+  return kept
+}
+
+function seedSqlite(path: string, count: number): Promise<NewBook[]> {
+  const db = new DatabaseSync(path)
+  const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`)
+  return inBatches(count, (books) => {
+    const [titles, authors, years, tf, af, tw, aw] = columns(books)
+    db.exec('BEGIN')
+    for (let i = 0; i < books.length; i++) insert.run(titles![i]!, authors![i]!, years![i]!, tf![i]!, af![i]!, tw![i]!, aw![i]!)
+    db.exec('COMMIT')
+  }).finally(() => db.close())
+}
+
+async function seedPostgres(url: string, count: number): Promise<NewBook[]> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await inBatches(count, async (books) => {
+      await client.query(
+        `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+        columns(books),
+      )
+    })
+  } finally {
+    await client.query('VACUUM ANALYZE books').catch(() => undefined)
+    await client.end()
+  }
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+
+/** One GET, timed from the request to the last byte; fails on any status but 200. */
+function timedGet(service: Service, path: string, token: string): Promise<{ ms: number; bytes: number }> {
+  const started = process.hrtime.bigint()
+  return new Promise((resolve, reject) => {
+    request(`${service.baseUrl}${path}`, { agent, headers: { authorization: token } }, (response) => {
+      let bytes = 0
+      response.on('data', (chunk: Buffer) => (bytes += chunk.length))
+      response.on('end', () => {
+        if (response.statusCode !== 200) reject(new Error(`GET ${path} answered ${response.statusCode}`))
+        else resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, bytes })
+      })
+      response.on('error', reject)
+    })
+      .on('error', reject)
+      .end()
+  })
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+}
+
+async function latency(service: Service, token: string, paths: string[], samples: number, name: string, target: string): Promise<Figure> {
+  for (const path of paths.slice(0, 10)) await timedGet(service, path, token)
+  const times: number[] = []
+  for (let i = 0; i < samples; i++) times.push((await timedGet(service, paths[i % paths.length]!, token)).ms)
+  times.sort((a, b) => a - b)
+  return { name, p50Ms: percentile(times, 50), p95Ms: percentile(times, 95), target }
+}
+
+const WORD = /[\p{L}\p{N}]{3,}/gu
+
+/** Requests built from books of the catalogue, so that they find something. */
+function queries(kept: NewBook[]) {
+  faker.seed(SEED + 1)
+  const twoWords = kept.map((book) => {
+    const words = [...`${book.title} ${book.author}`.matchAll(WORD)].map(([word]) => word)
+    const [a, b] = faker.helpers.arrayElements(words, 2)
+    return `/books?${new URLSearchParams({ q: `${a!.slice(0, 4)} ${b!.slice(0, 4)}`, limit: '20' })}`
+  })
+  const filtered = kept.map((book) => {
+    const surname = book.author.split(/[ ,]+/)[1] ?? book.author
+    const from = faker.number.int({ min: 1500, max: 1950 })
+    return `/books?${new URLSearchParams({ author: surname, year_from: String(from), sort: '-year,title', limit: '20' })}`
+  })
+  const years = kept.map(
+    (book) =>
+      `/books?${new URLSearchParams({ year_from: String(book.year), year_to: String(book.year + 10), sort: 'title', limit: '20' })}`,
+  )
+  return { twoWords, filtered, years }
+}
+
+async function measure(service: Service, kept: NewBook[], samples: number): Promise<Pick<EngineResult, 'figures' | 'list'>> {
+  const token = await login(service)
+  const { twoWords, filtered, years } = queries(kept)
+  const figures = [
+    await latency(service, token, twoWords, samples, 'two-word q, limit=20', '≤ 20 ms'),
+    await latency(service, token, filtered, samples, 'author + year_from, sort=-year,title, limit=20', '≤ 20 ms'),
+    await latency(service, token, years, samples, 'year_from + year_to, sort=title, limit=20', '≤ 20 ms'),
+    await latency(
+      service,
+      token,
+      ['/books?year_from=-9999&count=true&limit=20'],
+      Math.min(samples, 50),
+      'count=true, broadest filter',
+      '≤ 150 ms',
+    ),
+  ]
+  const list = []
+  for (const path of ['/books', '/books?year_from=-9999']) {
+    const { ms } = await timedGet(service, path, token)
+    list.push({ path, seconds: ms / 1000, peakRssMiB: (peakRss(service.pid) ?? 0) / 2 ** 20 })
+  }
+  return { figures, list }
+}
+
+async function runEngine(
+  engine: string,
+  dbUrl: string,
+  seed: () => Promise<NewBook[]>,
+  options: SearchBenchOptions,
+): Promise<EngineResult> {
+  // Started once so that the service's own migrations create the schema, indexes and triggers.
+  await (await startService({ dbUrl })).stop()
+  const started = process.hrtime.bigint()
+  const kept = await seed()
+  const seedSeconds = Number(process.hrtime.bigint() - started) / 1e9
+  options.log(`${engine}: ${options.books} books written in ${seedSeconds.toFixed(0)} s`)
+  const service = await startService({ dbUrl })
+  try {
+    return { engine, seedSeconds, ...(await measure(service, kept, options.samples)) }
+  } finally {
+    await service.stop()
+  }
+}
+
+function report(results: EngineResult[], books: number): string {
+  const lines = [`Finding books at ${books} books: one request at a time, latency from the client`, '']
+  lines.push('| engine | request | p50 | p95 | target |', '|---|---|---|---|---|')
+  for (const result of results) {
+    if (result.note) lines.push(`| ${result.engine} | ${result.note} | | | |`)
+    for (const figure of result.figures) {
+      lines.push(`| ${result.engine} | ${figure.name} | ${figure.p50Ms.toFixed(1)} ms | ${figure.p95Ms.toFixed(1)} ms | ${figure.target} |`)
+    }
+  }
+  lines.push('', '| engine | whole list, unpaged | time | peak RSS of the service |', '|---|---|---|---|')
+  for (const result of results) {
+    for (const item of result.list) {
+      lines.push(`| ${result.engine} | \`GET ${item.path}\` | ${item.seconds.toFixed(1)} s | ${item.peakRssMiB.toFixed(0)} MiB |`)
+    }
+  }
+  return lines.join('\n')
+}
+
+export async function runSearchBench(options: SearchBenchOptions): Promise<{ text: string; data: EngineResult[] }> {
+  const results: EngineResult[] = []
+  const path = join(options.work, 'search.db')
+  results.push(await runEngine('SQLite', `sqlite:${path}`, () => seedSqlite(path, options.books), options))
+  const name = `book_bench_search_${process.pid}`
+  const database = await createDatabase(name)
+  if ('skip' in database) {
+    results.push({ engine: 'PostgreSQL', seedSeconds: 0, figures: [], list: [], note: `skipped, ${database.skip}` })
+  } else {
+    try {
+      results.push(await runEngine('PostgreSQL', database.url, () => seedPostgres(database.url, options.books), options))
+    } finally {
+      await dropDatabase(name)
+    }
+  }
+  agent.destroy()
+  return { text: report(results, options.books), data: results }
+}
