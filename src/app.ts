@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import { createCredentialCheck } from './auth/credentials.ts'
 import { StoreLoginLimiter, type LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
+import { createCursors } from './books/cursor.ts'
 import type { Config } from './config.ts'
 import { serveApiReference } from './http/api-reference.ts'
 import { parseEveryBodyAsJson } from './http/body-parser.ts'
@@ -88,7 +89,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     checkCredentials: createCredentialCheck(config.username, config.password),
     limiter: parts.loginLimiter ?? new StoreLoginLimiter(store),
   })
-  await app.register(bookRoutes, { store, tokens })
+  await app.register(bookRoutes, { store, tokens, cursors: createCursors(config) })
   await serveApiReference(app)
   await app.register(answerMissingMethods)
   return app

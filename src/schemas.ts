@@ -1,4 +1,5 @@
 import Type, { type Static, type TSchema, type TSchemaOptions } from 'typebox'
+import { MAX_SEARCH_TEXT, PATTERNS } from './books/query.ts'
 
 /** Not blank after trimming; no NUL; no lone surrogate (the pattern is compiled in Unicode mode). */
 const Text = Type.String({
@@ -48,9 +49,60 @@ export const IfMatchHeader = Type.Object({
   ),
 })
 
+const SearchText = (description: string, example: string) =>
+  Type.String({
+    maxLength: MAX_SEARCH_TEXT,
+    description: `${description}; up to ${MAX_SEARCH_TEXT} characters, blank counts as absent`,
+    examples: [example],
+  })
+const YearParameter = (description: string, example: string) =>
+  Type.String({ pattern: PATTERNS.year, description: `${description}: an integer from -9999 to 9999`, examples: [example] })
+
+/** The query of `GET /books`: every parameter a string, checked here and by `parseBookQuery`. */
 export const ListQuery = Type.Object({
-  limit: Type.Optional(Type.String({ pattern: '^(?:[1-9][0-9]{0,2}|1000)$', description: '1 to 1000' })),
-  after: Type.Optional(Type.String({ pattern: '^(?:0|[1-9][0-9]{0,15})$', description: 'A book id' })),
+  q: Type.Optional(
+    SearchText(
+      'Words to find: each must begin a word of the title or of the author, case and accents ignored. Results come by relevance unless `sort` is given',
+      'harr pott',
+    ),
+  ),
+  title: Type.Optional(SearchText('Text contained anywhere in the title, case and accents ignored', 'hobbit')),
+  author: Type.Optional(SearchText('Text contained anywhere in the author, case and accents ignored', 'king')),
+  year: Type.Optional(YearParameter('That year exactly', '1965')),
+  year_from: Type.Optional(YearParameter('Books of this year or later', '1950')),
+  year_to: Type.Optional(YearParameter('Books of this year or earlier; not before `year_from`', '1999')),
+  sort: Type.Optional(
+    Type.String({
+      pattern: PATTERNS.sort,
+      description:
+        'A comma list of `id`, `title`, `author`, `year`, each once, `-` in front for descending. Text sorts with case and accents ignored; ties go by id. Default: relevance with `q`, else id',
+      examples: ['-year,title'],
+    }),
+  ),
+  count: Type.Optional(
+    Type.String({
+      pattern: PATTERNS.count,
+      description: '`true` adds `X-Total-Count`: how many books match, all pages together',
+      examples: ['true'],
+    }),
+  ),
+  limit: Type.Optional(
+    Type.String({ pattern: PATTERNS.limit, description: 'Books per page, 1 to 1000; without it every match comes back', examples: ['20'] }),
+  ),
+  after: Type.Optional(
+    Type.String({
+      pattern: PATTERNS.after,
+      description: 'Only books with a greater id; only in id order (not with `q` or another `sort`)',
+      examples: ['100'],
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      description:
+        'Opaque: it comes only from the `Link` header of the page before, which holds every other parameter too. Follow that link as it is',
+      examples: ['WzMzNDg5OTE1LDNd.hV1fOQx2oZKp3s8Gm0cVqJ3tY6rWbN4aLzE5uI7kD9g'],
+    }),
+  ),
 })
 export type ListQuery = Static<typeof ListQuery>
 

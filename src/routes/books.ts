@@ -1,9 +1,9 @@
-import { Readable } from 'node:stream'
-import type { FastifyInstance, FastifyReply, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { requireToken } from '../auth/require-token.ts'
 import type { TokenService } from '../auth/tokens.ts'
+import type { Cursors } from '../books/cursor.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
 import {
@@ -22,7 +22,7 @@ import {
   withHeaders,
 } from '../schemas.ts'
 import type { BookStore, StoredBook } from '../store/store.ts'
-import { listAll } from './book-list.ts'
+import { listBooks } from './book-list.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,6 +34,7 @@ declare module 'fastify' {
 export interface BookRouteOptions {
   store: BookStore
   tokens: TokenService
+  cursors: Cursors
 }
 
 const ID = new RegExp(ID_PATTERN)
@@ -71,7 +72,7 @@ function acceptedRevisions(header: string | undefined): number[] | undefined {
   return revisions
 }
 
-export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRouteOptions) {
+export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors }: BookRouteOptions) {
   const books = app.withTypeProvider<TypeBoxTypeProvider>()
   books.decorateRequest('bookId', 0)
   books.addHook('onRequest', requireToken(tokens))
@@ -113,8 +114,9 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     '/books',
     {
       schema: {
-        summary: 'List books, ascending by id',
-        description: 'Every book by default; with `limit`, one page, and a `Link` header to the next page while more remain.',
+        summary: 'List and find books',
+        description:
+          'Every book, ascending by id, by default. With `q`, `title`, `author` and the years, only the books that match; `sort` orders them, `count=true` counts them. With `limit`, one page, and a `Link` header to the next page while more remain.',
         operationId: 'listBooks',
         tags: ['Books'],
         security,
@@ -128,7 +130,10 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
               [EXAMPLE_BOOK],
               'The books, ascending by id (`[]` when there are none)',
             ),
-            { Link: 'With `limit`, while more books remain: `</books?limit=N&after=ID>; rel="next"`' },
+            {
+              Link: 'With `limit`, while more books remain: `</books?limit=N&after=ID>; rel="next"`, or, with any search parameter, a link that holds every parameter and a `cursor`',
+              'X-Total-Count': 'With `count=true`: how many books match, all pages together',
+            },
           ),
           400: invalidInput,
           ...errors,
@@ -136,22 +141,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       },
       config: { invalidInputMessage: 'Invalid input' },
     },
-    async (request, reply) => {
-      const after = request.query.after === undefined ? 0 : Number(request.query.after)
-      if (!Number.isSafeInteger(after)) throw new HttpError(400, 'Invalid input')
-      if (request.query.limit !== undefined) {
-        const limit = Number(request.query.limit)
-        const page = await store.list(after, limit + 1)
-        if (page.length > limit) {
-          page.length = limit
-          reply.header('link', `</books?limit=${limit}&after=${page[limit - 1]!.id}>; rel="next"`)
-        }
-        return envelope(200, 'Books retrieved successfully', page)
-      }
-      // Written as JSON text, past the response schema, which serialises only whole objects.
-      const list = await listAll(store, after)
-      return (reply as FastifyReply).type('application/json; charset=utf-8').send(typeof list === 'string' ? list : Readable.from(list))
-    },
+    (request, reply) => listBooks(store, cursors, request.query, reply),
   )
 
   books.get(

@@ -25,6 +25,7 @@ export function instrumentStore(store: Store, metrics: Pick<Metrics, 'observeSto
     list: (after, limit) => timed('list', () => store.list(after, limit)),
     // Kept when the engine has it: without it every list is built from rows, far slower.
     ...(listJson && { listJson: (after: number, limit: number) => timed('list', () => listJson.call(store, after, limit)) }),
+    find: (query) => timed('find', () => store.find(query)),
     update: (id, changes, expected) => timed('update', () => store.update(id, changes, expected)),
     delete: (id) => timed('delete', () => store.delete(id)),
     recordLoginFailure: (key, at, expiredUpTo) => timed('recordLoginFailure', () => store.recordLoginFailure(key, at, expiredUpTo)),

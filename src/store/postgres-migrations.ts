@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { loadMigrations } from './migrations.ts'
+import { fillSearchKeys } from './postgres-search-keys.ts'
 
 /** How the service's sessions are named in pg_stat_activity. */
 export const APPLICATION_NAME = 'book-catalogue'
@@ -9,6 +10,14 @@ export const APPLICATION_NAME = 'book-catalogue'
  * may; this bound still keeps a server that stalls half-way from holding start-up forever.
  */
 const MIGRATION_TIMEOUT_MS = 60_000
+
+/**
+ * Work that SQL cannot do, run right after the migration of that name, in its transaction:
+ * filling columns from the service's own code.
+ */
+const FOLLOW_UPS: Record<string, (client: pg.ClientBase) => Promise<void>> = {
+  find_books: fillSearchKeys,
+}
 
 /** Brings the schema at `url` up to date, once however many instances start together. */
 export async function migratePostgres(url: string, connectTimeoutMs: number): Promise<void> {
@@ -46,6 +55,7 @@ async function applyMigrations(client: pg.Client): Promise<void> {
   for (const migration of loadMigrations('postgres')) {
     if (applied.has(migration.version)) continue
     await client.query(migration.sql)
+    await FOLLOW_UPS[migration.name]?.(client)
     await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
   }
   await client.query('COMMIT')

@@ -1,5 +1,8 @@
 import pg, { type QueryResultRow } from 'pg'
+import type { FindQuery, FoundBooks } from '../books/find-query.ts'
+import { searchKeys } from '../books/folding.ts'
 import { batchedLookup } from './batched-lookup.ts'
+import { postgresFinder } from './postgres-find.ts'
 import { classifyPostgresError } from './postgres-errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
 import {
@@ -37,7 +40,8 @@ interface Statement {
 const COLUMNS = 'id, title, author, year, revision'
 const INSERT: Statement = {
   name: 'books_insert',
-  text: `INSERT INTO books (title, author, year) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+  text: `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+  VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
 }
 const SELECT: Statement = { name: 'books_select', text: `SELECT ${COLUMNS} FROM books WHERE id = ANY ($1::bigint[])` }
 const EXISTS: Statement = { name: 'books_exists', text: 'SELECT 1 FROM books WHERE id = $1' }
@@ -57,6 +61,8 @@ const UPDATE: Statement = {
   name: 'books_update',
   text: `UPDATE books
   SET title = coalesce($1, title), author = coalesce($2, author), year = coalesce($3, year),
+      title_folded = coalesce($6, title_folded), author_folded = coalesce($7, author_folded),
+      title_words = coalesce($8, title_words), author_words = coalesce($9, author_words),
       revision = revision + 1
   WHERE id = $4 AND ($5::bigint[] IS NULL OR revision = ANY ($5))
   RETURNING ${COLUMNS}`,
@@ -95,6 +101,13 @@ export class PostgresBookStore implements Store {
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
   readonly #lookup = batchedLookup(async (ids) => (await this.#query<StoredBook>(SELECT, [ids])).rows)
+  readonly #find = postgresFinder(async ({ text, values }) => {
+    try {
+      return (await withDeadline(this.#pool.query({ text, values }), this.#queryTimeoutMs)).rows
+    } catch (err) {
+      throw classifyPostgresError(err)
+    }
+  })
 
   private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {
     this.#queryTimeoutMs = queryTimeoutMs
@@ -134,7 +147,16 @@ export class PostgresBookStore implements Store {
   }
 
   async create(book: NewBook): Promise<StoredBook> {
-    const { rows } = await this.#query<StoredBook>(INSERT, [book.title, book.author, book.year])
+    const keys = searchKeys(book)
+    const { rows } = await this.#query<StoredBook>(INSERT, [
+      book.title,
+      book.author,
+      book.year,
+      keys.titleFolded,
+      keys.authorFolded,
+      keys.titleWords,
+      keys.authorWords,
+    ])
     return rows[0]!
   }
 
@@ -152,9 +174,25 @@ export class PostgresBookStore implements Store {
     return { json, count, lastId: lastId ?? undefined }
   }
 
+  find(query: FindQuery): Promise<FoundBooks> {
+    return this.#find(query)
+  }
+
   async update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
     const { title = null, author = null, year = null } = changes
-    const { rows } = await this.#query<StoredBook>(UPDATE, [title, author, year, id, expectedRevisions ?? null])
+    const titleKeys = title === null ? undefined : searchKeys({ title, author: '' })
+    const authorKeys = author === null ? undefined : searchKeys({ title: '', author })
+    const { rows } = await this.#query<StoredBook>(UPDATE, [
+      title,
+      author,
+      year,
+      id,
+      expectedRevisions ?? null,
+      titleKeys?.titleFolded ?? null,
+      authorKeys?.authorFolded ?? null,
+      titleKeys?.titleWords ?? null,
+      authorKeys?.authorWords ?? null,
+    ])
     if (rows[0]) return { outcome: 'updated', book: rows[0] }
     return { outcome: (await this.#query(EXISTS, [id])).rowCount ? 'stale' : 'missing' }
   }

@@ -1,7 +1,10 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import type { FindQuery, FoundBooks } from '../books/find-query.ts'
+import { fold, indexWords, searchKeys } from '../books/folding.ts'
 import { loadMigrations } from './migrations.ts'
+import { sqliteFinder } from './sqlite-find.ts'
 import {
   StoreUnavailableError,
   type Book,
@@ -54,6 +57,16 @@ export function sqlitePath(url: string): string {
   return url.slice('sqlite:'.length)
 }
 
+/**
+ * The service's folding, callable from SQL: the migration that adds the search columns fills
+ * them for the books already stored with these.
+ */
+function registerFolding(db: DatabaseSync): void {
+  const text = (value: unknown) => (typeof value === 'string' ? value : '')
+  db.function('book_fold', { deterministic: true }, (value) => fold(text(value)))
+  db.function('book_words', { deterministic: true }, (value) => indexWords(fold(text(value))).join(' '))
+}
+
 function migrate(db: DatabaseSync): void {
   // IMMEDIATE takes the write lock first, so processes starting together migrate one at a time.
   db.exec('BEGIN IMMEDIATE')
@@ -98,6 +111,7 @@ export class SqliteBookStore implements Store {
   readonly #recentLoginFailures: StatementSync
   readonly #ping: StatementSync
   readonly #turn: TurnTransaction
+  readonly #find: (query: FindQuery) => FoundBooks
 
   constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal' }: SqliteOptions) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -107,12 +121,14 @@ export class SqliteBookStore implements Store {
       db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
       db.exec('PRAGMA journal_mode = WAL')
       db.exec(`PRAGMA synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
+      registerFolding(db)
       migrate(db)
     } catch (err) {
       db.close()
       throw classify(err)
     }
-    this.#insert = db.prepare(`INSERT INTO books (title, author, year) VALUES (?, ?, ?) RETURNING ${COLUMNS}`)
+    this.#insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+      VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`)
     this.#select = db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`)
     this.#exists = db.prepare('SELECT 1 FROM books WHERE id = ?')
     this.#page = db.prepare('SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?')
@@ -123,6 +139,8 @@ export class SqliteBookStore implements Store {
       FROM (SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?)`)
     this.#update = db.prepare(`UPDATE books
       SET title = coalesce(?1, title), author = coalesce(?2, author), year = coalesce(?3, year),
+          title_folded = coalesce(?6, title_folded), author_folded = coalesce(?7, author_folded),
+          title_words = coalesce(?8, title_words), author_words = coalesce(?9, author_words),
           revision = revision + 1
       WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
       RETURNING ${COLUMNS}`)
@@ -133,10 +151,23 @@ export class SqliteBookStore implements Store {
       WHERE client_key = ? AND failed_at > ? ORDER BY failed_at DESC LIMIT ?`)
     this.#ping = db.prepare('SELECT 1')
     this.#turn = new TurnTransaction(db, classify)
+    this.#find = sqliteFinder(db)
   }
 
   create(book: NewBook): Promise<StoredBook> {
-    return this.#turn.write(() => this.#insert.get(book.title, book.author, book.year) as unknown as StoredBook)
+    const keys = searchKeys(book)
+    return this.#turn.write(
+      () =>
+        this.#insert.get(
+          book.title,
+          book.author,
+          book.year,
+          keys.titleFolded,
+          keys.authorFolded,
+          keys.titleWords,
+          keys.authorWords,
+        ) as unknown as StoredBook,
+    )
   }
 
   get(id: number): Promise<StoredBook | undefined> {
@@ -154,7 +185,13 @@ export class SqliteBookStore implements Store {
     })
   }
 
+  find(query: FindQuery): Promise<FoundBooks> {
+    return settle(() => this.#find(query))
+  }
+
   update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
+    const title = changes.title === undefined ? undefined : searchKeys({ title: changes.title, author: '' })
+    const author = changes.author === undefined ? undefined : searchKeys({ title: '', author: changes.author })
     return this.#turn.write((): UpdateResult => {
       const book = this.#update.get(
         changes.title ?? null,
@@ -162,6 +199,10 @@ export class SqliteBookStore implements Store {
         changes.year ?? null,
         id,
         expectedRevisions === undefined ? null : JSON.stringify(expectedRevisions),
+        title?.titleFolded ?? null,
+        author?.authorFolded ?? null,
+        title?.titleWords ?? null,
+        author?.authorWords ?? null,
       ) as StoredBook | undefined
       if (book) return { outcome: 'updated', book }
       return { outcome: this.#exists.get(id) ? 'stale' : 'missing' }

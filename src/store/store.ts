@@ -1,3 +1,5 @@
+import type { FindQuery, FoundBooks } from '../books/find-query.ts'
+
 export interface Book {
   id: number
   title: string
@@ -37,6 +39,8 @@ export interface BookStore {
    * than building an object per book. Optional; without it the list is built from `list`.
    */
   listJson?(after: number, limit: number): Promise<BookPageJson>
+  /** The books that match a query's filter, in its order, after its position: one page. */
+  find(query: FindQuery): Promise<FoundBooks>
   /**
    * Applies `changes` when the book exists and, if `expectedRevisions` is given,
    * its revision is one of them; in one atomic step.

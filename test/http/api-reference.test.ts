@@ -13,7 +13,7 @@ const skip = existsSync(CHROMIUM) ? false : `SKIPPED: no Chromium at ${CHROMIUM}
 const OPERATIONS = [
   'Issue an access token',
   'Create a book',
-  'List books, ascending by id',
+  'List and find books',
   'Get a book',
   'Update a book: members absent from the body keep their values',
   'Delete a book',

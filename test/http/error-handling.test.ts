@@ -18,6 +18,7 @@ function failingStore(error: () => Error): Store {
     create: fail,
     get: fail,
     list: fail,
+    find: fail,
     update: fail,
     delete: fail,
     recordLoginFailure: (key, at, expiredUpTo) => store.recordLoginFailure(key, at, expiredUpTo),

@@ -85,11 +85,25 @@ describe('GET /openapi.json', () => {
     assert.deepEqual(headersOf('createBook', '201'), ['Location', 'ETag'])
     assert.deepEqual(headersOf('getBook', '200'), ['ETag'])
     assert.deepEqual(headersOf('updateBook', '200'), ['ETag'])
-    assert.deepEqual(headersOf('listBooks', '200'), ['Link'])
+    assert.deepEqual(headersOf('listBooks', '200'), ['Link', 'X-Total-Count'])
     assert.deepEqual(headersOf('readiness', '503'), ['Retry-After'])
     assert.deepEqual(headersOf('deleteBook', '503'), ['Retry-After'])
     const parameters = (operations.get('updateBook') as unknown as { parameters: { in: string; name: string }[] }).parameters
     assert.ok(parameters.some((parameter) => parameter.in === 'header' && parameter.name === 'if-match'))
+  })
+
+  it('documents every parameter of the list with a description and an example', () => {
+    const parameters = (
+      operations.get('listBooks') as unknown as { parameters: { in: string; name: string; description?: string; example?: unknown }[] }
+    ).parameters
+    assert.deepEqual(
+      parameters.map((parameter) => `${parameter.in} ${parameter.name}`),
+      ['q', 'title', 'author', 'year', 'year_from', 'year_to', 'sort', 'count', 'limit', 'after', 'cursor'].map((name) => `query ${name}`),
+    )
+    for (const parameter of parameters) {
+      assert.ok(parameter.description, parameter.name)
+      assert.equal(typeof parameter.example, 'string', parameter.name)
+    }
   })
 
   it('documents the request bodies with the schemas that validate them', () => {

@@ -143,7 +143,7 @@ for (const engine of storeEngines) {
     test('unknown parameters are ignored', async () => {
       const ids = await fill(7)
       assert.deepEqual(
-        (await list('?page=2&sort=desc')).json<ListBody>().data!.map((book) => book.id),
+        (await list('?page=2&order=desc')).json<ListBody>().data!.map((book) => book.id),
         ids,
       )
       const paged = await list('?limit=2&offset=4')
@@ -202,6 +202,7 @@ function listingOnly(store: Store): Store {
     create: (book) => store.create(book),
     get: (id) => store.get(id),
     list: async (after, limit) => (await store.list(after, limit)).map((book) => ({ ...book, revision: 7 })),
+    find: (query) => store.find(query),
     update: (id, changes, expected) => store.update(id, changes, expected),
     delete: (id) => store.delete(id),
     recordLoginFailure: (key, at, expiredUpTo) => store.recordLoginFailure(key, at, expiredUpTo),

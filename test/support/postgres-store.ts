@@ -26,6 +26,7 @@ export async function openTestPostgresStore(): Promise<Store> {
     get: (id) => store.get(id),
     list: (after, limit) => store.list(after, limit),
     listJson: (after, limit) => store.listJson(after, limit),
+    find: (query) => store.find(query),
     update: (id, changes, expectedRevisions) => store.update(id, changes, expectedRevisions),
     delete: (id) => store.delete(id),
     recordLoginFailure: (key, at, expiredUpTo) => store.recordLoginFailure(key, at, expiredUpTo),
