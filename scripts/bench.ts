@@ -7,6 +7,8 @@
  *   --scale=N,N,…        list sizes for GET /books at scale, or "none" (BENCH_SCALE,
  *                        default 10000,100000,1000000)
  *   --only=PART,…        some of sqlite, logs, workers, postgres, scale (BENCH_ONLY, default all)
+ *
+ * `npm run bench -- search [--books=N] [--samples=N]` measures finding books instead.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,6 +21,12 @@ import { describeMachine, scaleTable, table, writeResults, type Section } from '
 import { measureScale, type ScalePoint } from './bench/scale.ts'
 import { startService, type ServiceOptions } from './bench/service.ts'
 import { everyOperation, readOnly, runSteps, type Step } from './bench/suite.ts'
+
+// Finding books has a benchmark of its own, with its own options: see scripts/bench/search.ts.
+if (process.argv[2] === 'search') {
+  await (await import('./bench/search.ts')).main(process.argv.slice(3))
+  process.exit(0)
+}
 
 const PARTS = ['sqlite', 'logs', 'workers', 'postgres', 'scale']
 const { values } = parseArgs({

@@ -4,9 +4,12 @@
  * their search columns, the service's indexes and triggers in place; then the service answers,
  * one request at a time, and the latency of each kind of request is taken from the client.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
 import { request, Agent } from 'node:http'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
+import { parseArgs } from 'node:util'
 import { faker } from '@faker-js/faker'
 import pg from 'pg'
 import { searchKeys } from '../../src/books/folding.ts'
@@ -251,4 +254,28 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<{ tex
   }
   agent.destroy()
   return { text: report(results, options.books), data: results }
+}
+
+/** `npm run bench -- search [--books=N] [--samples=N]`: runs this benchmark alone and prints its tables. */
+export async function main(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      books: { type: 'string', default: process.env.BENCH_SEARCH_BOOKS ?? '1000000' },
+      samples: { type: 'string', default: process.env.BENCH_SEARCH_SAMPLES ?? '200' },
+    },
+  })
+  const books = Number(values.books)
+  const samples = Number(values.samples)
+  if (!Number.isSafeInteger(books) || books < 1000 || !Number.isSafeInteger(samples) || samples < 20) {
+    console.error('usage: npm run bench -- search [--books=N≥1000] [--samples=N≥20]')
+    process.exit(2)
+  }
+  const work = mkdtempSync(join(tmpdir(), 'book-bench-search-'))
+  try {
+    const { text } = await runSearchBench({ books, samples, work, log: (line) => console.log(line) })
+    console.log(`\n${text}`)
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
 }

@@ -1,4 +1,5 @@
 import { DatabaseSync } from 'node:sqlite'
+import { searchKeys } from '../../src/books/folding.ts'
 import { sampleBook } from './service.ts'
 
 /**
@@ -9,11 +10,14 @@ export function seedSqlite(path: string, count: number): void {
   const db = new DatabaseSync(path)
   try {
     const start = (db.prepare('SELECT count(*) AS n FROM books').get() as { n: number }).n
-    const insert = db.prepare('INSERT INTO books (title, author, year) VALUES (?, ?, ?)')
+    // With the search columns the service writes, so that the books can be found.
+    const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`)
     db.exec('BEGIN')
     for (let n = start; n < start + count; n++) {
       const book = sampleBook(n)
-      insert.run(book.title, book.author, book.year)
+      const keys = searchKeys(book)
+      insert.run(book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords)
     }
     db.exec('COMMIT')
   } finally {
