@@ -12,8 +12,9 @@ const BATCH = 1000
 export async function fillSearchKeys(client: pg.ClientBase): Promise<void> {
   let after = '0'
   for (;;) {
+    // bigint ids arrive as text from this client, and go back as text: exact whatever their size.
     const { rows } = await client.query<{ id: string; title: string; author: string }>(
-      'SELECT id::text, title, author FROM books WHERE id > $1::bigint ORDER BY id LIMIT $2',
+      'SELECT id, title, author FROM books WHERE id > $1::bigint ORDER BY id LIMIT $2',
       [after, BATCH],
     )
     if (rows.length === 0) return

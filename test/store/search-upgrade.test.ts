@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { describe, it } from 'node:test'
+import pg from 'pg'
+import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../src/books/query.ts'
+import { loadMigrations } from '../../src/store/migrations.ts'
+import { PostgresBookStore } from '../../src/store/postgres.ts'
+import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import type { Store } from '../../src/store/store.ts'
+import { storeEngines } from '../helpers.ts'
+import { createTestSchema } from '../support/postgres.ts'
+
+/** The migrations of the version before finding books existed. */
+const before = (engine: 'sqlite' | 'postgres') => loadMigrations(engine).filter((migration) => migration.version <= 2)
+
+/** Books as that version wrote them: three members, nothing else. */
+const OLD_BOOKS = Array.from({ length: 2500 }, (_, n) => ({ title: `Old Title ${n}`, author: `Author ${n % 10}`, year: 1900 + (n % 100) }))
+OLD_BOOKS[1234] = { title: 'Cien años de soledad', author: 'Gabriel García Márquez', year: 1967 }
+
+async function find(store: Store, raw: RawBookQuery) {
+  const query = parseBookQuery(raw)
+  const { found, total } = await store.find({ ...findQueryOf(query, undefined, 10), count: true })
+  return { titles: found.map(({ book }) => book.title), total }
+}
+
+async function checkSearchable(store: Store) {
+  assert.deepEqual(await find(store, { q: 'garcia marq' }), { titles: ['Cien años de soledad'], total: 1 })
+  assert.deepEqual((await find(store, { title: 'ANOS' })).titles, ['Cien años de soledad'])
+  assert.deepEqual(await find(store, { q: 'old titl 2499' }), { titles: ['Old Title 2499'], total: 1 })
+  assert.equal((await find(store, { author: 'author 7' })).total, 250)
+  assert.deepEqual((await find(store, { sort: '-title', year: '1999' })).titles.slice(0, 2), ['Old Title 999', 'Old Title 99'])
+  // Books written after the upgrade are found with the old ones.
+  await store.create({ title: 'Soledad Nueva', author: 'Someone', year: 2024 })
+  assert.deepEqual((await find(store, { q: 'soled' })).titles, ['Soledad Nueva', 'Cien años de soledad'])
+}
+
+describe('a database made before finding books upgrades in place', () => {
+  it('on sqlite, every existing book becomes searchable', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'books-upgrade-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const path = join(dir, 'books.db')
+    const db = new DatabaseSync(path)
+    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)')
+    for (const migration of before('sqlite')) {
+      db.exec(migration.sql)
+      db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)').run(migration.version, migration.name)
+    }
+    const insert = db.prepare('INSERT INTO books (title, author, year) VALUES (?, ?, ?)')
+    db.exec('BEGIN')
+    for (const book of OLD_BOOKS) insert.run(book.title, book.author, book.year)
+    db.exec('COMMIT')
+    db.close()
+
+    const store = new SqliteBookStore({ path })
+    t.after(() => store.close())
+    await checkSearchable(store)
+  })
+
+  it(
+    'on postgres, every existing book becomes searchable',
+    { skip: storeEngines.find((engine) => engine.name === 'postgres')!.skip },
+    async (t) => {
+      const schema = await createTestSchema()
+      t.after(() => schema.drop())
+      const client = new pg.Client({ connectionString: schema.url })
+      await client.connect()
+      try {
+        await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL)')
+        for (const migration of before('postgres')) {
+          await client.query(migration.sql)
+          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
+        }
+        await client.query('INSERT INTO books (title, author, year) SELECT * FROM unnest($1::text[], $2::text[], $3::int[])', [
+          OLD_BOOKS.map((book) => book.title),
+          OLD_BOOKS.map((book) => book.author),
+          OLD_BOOKS.map((book) => book.year),
+        ])
+      } finally {
+        await client.end()
+      }
+
+      const store = await PostgresBookStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+      t.after(() => store.close())
+      await checkSearchable(store)
+    },
+  )
+})
