@@ -27,6 +27,8 @@ export const sqliteFind: FindDialect = {
       : `id IN (SELECT rowid FROM books_text WHERE ${column} GLOB ${add(`*${globLiteral(needle)}*`)})`,
   position: (haystack, needle) => `instr(${haystack}, ${needle})`,
   least: (a, b) => `min(${a}, ${b})`,
+  // A unary plus keeps SQLite from choosing the year index.
+  yearBesideOrder: '+year',
 }
 
 /** Statements per shape of query, prepared once; the shapes are few, but bounded all the same. */
