@@ -86,7 +86,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(tokenRoutes, {
     tokens,
     checkCredentials: createCredentialCheck(config.username, config.password),
-    limiter: parts.loginLimiter ?? new StoreLoginLimiter(store),
+    limiter: parts.loginLimiter ?? new StoreLoginLimiter(store.loginFailures),
   })
   await app.register(bookRoutes, { store, tokens })
   await serveApiReference(app)

@@ -3,17 +3,17 @@ import Type from 'typebox'
 import { envelope } from '../http/envelope.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { Failure, RETRY_AFTER, Success, withHeaders } from '../schemas.ts'
-import { StoreUnavailableError, type BookStore } from '../store/store.ts'
+import { StoreUnavailableError, type Store } from '../store/store.ts'
 
 export interface OperationRouteOptions {
-  store: BookStore
+  store: Pick<Store, 'ping'>
   metrics: Pick<Metrics, 'render' | 'contentType'>
 }
 
 /** A store that has not answered by then counts as down (CONTRACT: 503 within 5 s). */
 const READINESS_TIMEOUT_MS = 5000
 
-function pingWithin(store: BookStore, ms: number): Promise<void> {
+function pingWithin(store: Pick<Store, 'ping'>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`the store did not answer within ${ms} ms`)), ms)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
+import { StoreUnavailableError, type LoginFailureRepository, type Store } from '../../src/store/store.ts'
 import { buildTestApp, dune, issueToken, listenOnLoopback, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
 import { parseResponse, sendRaw } from '../raw-http.ts'
 
@@ -14,17 +14,8 @@ function failingStore(error: () => Error): Store {
   const fail = async () => {
     throw error()
   }
-  return {
-    create: fail,
-    get: fail,
-    list: fail,
-    update: fail,
-    delete: fail,
-    recordLoginFailure: (key, at, expiredUpTo) => store.recordLoginFailure(key, at, expiredUpTo),
-    recentLoginFailures: (key, since, limit) => store.recentLoginFailures(key, since, limit),
-    ping: fail,
-    close: () => store.close(),
-  }
+  Object.assign(store.books, { create: fail, get: fail, list: fail, listJson: fail, update: fail, delete: fail })
+  return Object.assign(store, { ping: fail })
 }
 
 describe('framework errors keep the envelope', () => {
@@ -135,15 +126,17 @@ describe('store failures', () => {
 })
 
 describe('POST /token when the store cannot count failed logins', () => {
+  const withLoginFailures = (methods: Partial<LoginFailureRepository>) => {
+    const store = new SqliteBookStore({ path: ':memory:' })
+    Object.assign(store.loginFailures, methods)
+    return store
+  }
   const unavailable = () => Promise.reject(new StoreUnavailableError(new Error('ECONNREFUSED')))
   const login = (app: FastifyInstance, password: string) =>
     app.inject({ method: 'POST', url: '/token', payload: { username: TEST_USERNAME, password } })
 
   test('answers 503 with Retry-After to every attempt when the failures cannot be read', async () => {
-    const app = await buildTestApp(
-      {},
-      { store: Object.assign(new SqliteBookStore({ path: ':memory:' }), { recentLoginFailures: unavailable }) },
-    )
+    const app = await buildTestApp({}, { store: withLoginFailures({ recent: unavailable }) })
     try {
       for (const password of [TEST_PASSWORD, 'guess']) {
         const res = await login(app, password)
@@ -157,10 +150,7 @@ describe('POST /token when the store cannot count failed logins', () => {
   })
 
   test('answers 503, not 401, to a wrong pair whose failure cannot be recorded', async () => {
-    const app = await buildTestApp(
-      {},
-      { store: Object.assign(new SqliteBookStore({ path: ':memory:' }), { recordLoginFailure: unavailable }) },
-    )
+    const app = await buildTestApp({}, { store: withLoginFailures({ record: unavailable }) })
     try {
       const wrong = await login(app, 'guess')
       assert.equal(wrong.statusCode, 503)
