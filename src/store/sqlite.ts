@@ -72,6 +72,8 @@ function migrate(db: DatabaseSync): void {
     const record = db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)')
     for (const migration of loadMigrations('sqlite')) {
       if (applied.has(migration.version)) continue
+      // Nothing SQLite needs runs outside a transaction, and starting processes rely on this one.
+      if (!migration.transaction) throw new Error(`SQLite migrations run in a transaction: ${migration.version}_${migration.name}`)
       db.exec(migration.sql)
       record.run(migration.version, migration.name)
     }
