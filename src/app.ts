@@ -4,7 +4,7 @@ import { StoreLoginLimiter, type LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
 import { serveApiReference } from './http/api-reference.ts'
-import { parseEveryBodyAsJson } from './http/body-parser.ts'
+import { ignoreContentTypes } from './http/body-parser.ts'
 import { capConnections, connectionOptions } from './http/connection-limits.ts'
 import { allowCrossOrigin } from './http/cors.ts'
 import {
@@ -16,6 +16,7 @@ import {
   refuseUnknownExpectations,
 } from './http/error-handling.ts'
 import { serveOpenApi } from './http/openapi.ts'
+import { partValidators } from './http/validation.ts'
 import { requestIdFor } from './http/request-id.ts'
 import { addSecurityHeaders } from './http/security-headers.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
@@ -59,8 +60,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     bodyLimit: BODY_LIMIT_BYTES,
     // Long path segments still reach the route, so any `{id}` that is not an id gets "Book not found".
     routerOptions: { maxParamLength: 16 * 1024 },
-    // Bodies are checked as sent: "2020" is not a year.
-    ajv: { customOptions: { coerceTypes: false } },
+    schemaController: partValidators,
     frameworkErrors: tracing.frameworkErrors(frameworkErrors),
     clientErrorHandler,
     trustProxy: config.trustProxy,
@@ -78,7 +78,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   addSecurityHeaders(app)
   await allowCrossOrigin(app, config.corsOrigins)
   answerErrorsWithEnvelope(app)
-  parseEveryBodyAsJson(app)
+  ignoreContentTypes(app)
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)
 

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { requireToken } from '../auth/require-token.ts'
 import type { TokenService } from '../auth/tokens.ts'
+import { parseBodiesAsJson } from '../http/body-parser.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
 import {
@@ -72,6 +73,7 @@ function acceptedRevisions(header: string | undefined): number[] | undefined {
 }
 
 export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRouteOptions) {
+  parseBodiesAsJson(app)
   const books = app.withTypeProvider<TypeBoxTypeProvider>()
   books.decorateRequest('bookId', 0)
   books.addHook('onRequest', requireToken(tokens))
