@@ -7,14 +7,10 @@ import { serveApiReference } from './http/api-reference.ts'
 import { ignoreContentTypes } from './http/body-parser.ts'
 import { capConnections, connectionOptions } from './http/connection-limits.ts'
 import { allowCrossOrigin } from './http/cors.ts'
-import {
-  answerErrorsWithEnvelope,
-  clientErrorHandler,
-  frameworkErrors,
-  methodNotAllowed,
-  refuseConnect,
-  refuseUnknownExpectations,
-} from './http/error-handling.ts'
+import { answerErrorsWithEnvelope } from './http/error-envelope.ts'
+import { frameworkErrors } from './http/framework-errors.ts'
+import { answerNotFound, methodNotAllowed } from './http/not-found.ts'
+import { clientErrorHandler, refuseConnect, refuseUnknownExpectations } from './http/socket-answers.ts'
 import { serveOpenApi } from './http/openapi.ts'
 import { partValidators } from './http/validation.ts'
 import { requestIdFor } from './http/request-id.ts'
@@ -78,6 +74,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   addSecurityHeaders(app)
   await allowCrossOrigin(app, config.corsOrigins)
   answerErrorsWithEnvelope(app)
+  answerNotFound(app)
   ignoreContentTypes(app)
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)

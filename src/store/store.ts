@@ -96,8 +96,23 @@ export interface ConnectionStats {
   waiting: number
 }
 
-/** The engine cannot be reached or did not answer in time; the request may succeed later. */
+/**
+ * Longest a request that needs the store may take before it is answered (CONTRACT: 503 within
+ * 5 s): the readiness probe waits this long, and the default operation timeout stays below it.
+ */
+export const STORE_DEADLINE_MS = 5000
+
+/** Seconds a client should wait before trying again when the store is unavailable. */
+export const STORE_RETRY_AFTER_SECONDS = 5
+
+/**
+ * The engine cannot be reached or did not answer in time; the request may succeed later. It
+ * carries its answer, 503 with `Retry-After`, so that the HTTP layer needs no knowledge of it.
+ */
 export class StoreUnavailableError extends Error {
+  readonly statusCode = 503
+  readonly headers: Record<string, string> = { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) }
+
   constructor(cause: unknown) {
     super('The store is unavailable', { cause })
     this.name = 'StoreUnavailableError'

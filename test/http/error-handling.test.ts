@@ -125,6 +125,29 @@ describe('store failures', () => {
   })
 })
 
+describe('errors carry their answer', () => {
+  const withStatus = (statusCode: number, headers?: Record<string, string>) =>
+    Object.assign(new Error('internal detail'), { statusCode, ...(headers && { headers }) })
+
+  for (const [error, status, message, retryAfter] of [
+    [withStatus(503, { 'retry-after': '7' }), 503, 'Service unavailable', '7'],
+    [withStatus(409), 409, 'Conflict', undefined],
+    [withStatus(502, { 'retry-after': '7' }), 500, 'Internal server error', undefined],
+  ] as const) {
+    test(`an error with status ${error.statusCode} is answered ${status}`, async () => {
+      const app = await buildTestApp({}, { store: failingStore(() => error) })
+      try {
+        const res = await app.inject({ method: 'GET', url: '/book/1', headers: { authorization: await issueToken(app) } })
+        assert.equal(res.statusCode, status)
+        assert.equal(res.headers['retry-after'], retryAfter)
+        assert.deepEqual(res.json(), envelopeOf(status, message))
+      } finally {
+        await app.close()
+      }
+    })
+  }
+})
+
 describe('POST /token when the store cannot count failed logins', () => {
   const withLoginFailures = (methods: Partial<LoginFailureRepository>) => {
     const store = new SqliteBookStore({ path: ':memory:' })
