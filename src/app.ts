@@ -6,15 +6,15 @@ import type { Config } from './config.ts'
 import { serveApiReference } from './http/api-reference.ts'
 import { ignoreContentTypes } from './http/body-parser.ts'
 import { capConnections, connectionOptions } from './http/connection-limits.ts'
-import { allowCrossOrigin } from './http/cors.ts'
-import { answerErrorsWithEnvelope } from './http/error-envelope.ts'
+import { crossOrigin } from './http/cors.ts'
+import { errorEnvelope } from './http/error-envelope.ts'
 import { frameworkErrors } from './http/framework-errors.ts'
 import { answerNotFound, methodNotAllowed } from './http/not-found.ts'
 import { clientErrorHandler, refuseConnect, refuseUnknownExpectations } from './http/socket-answers.ts'
 import { serveOpenApi } from './http/openapi.ts'
 import { partValidators } from './http/validation.ts'
 import { requestIdFor } from './http/request-id.ts'
-import { addSecurityHeaders } from './http/security-headers.ts'
+import { securityHeaders } from './http/security-headers.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
 import { createRequestTracing } from './observability/request-tracing.ts'
@@ -70,10 +70,10 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   refuseConnect(app.server)
   refuseUnknownExpectations(app.server)
 
-  tracing.register(app)
-  addSecurityHeaders(app)
-  await allowCrossOrigin(app, config.corsOrigins)
-  answerErrorsWithEnvelope(app)
+  await app.register(tracing.plugin)
+  await app.register(securityHeaders)
+  await app.register(crossOrigin, { origins: config.corsOrigins })
+  await app.register(errorEnvelope)
   answerNotFound(app)
   ignoreContentTypes(app)
   const answerMissingMethods = methodNotAllowed(app)

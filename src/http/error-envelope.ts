@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import { UnparsableBodyError } from './body-parser.ts'
 import { sendError, type ErrorAnswer } from './error-reply.ts'
 import { HttpError } from './http-error.ts'
@@ -39,11 +40,17 @@ function answerFor(err: FastifyError, request: FastifyRequest): ErrorAnswer {
   return { status: 500, message: messageFor(500) }
 }
 
-/** Every error, including the framework's own, leaves as the envelope with nothing internal in it. */
-export function answerErrorsWithEnvelope(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const answer = answerFor(err, request)
-    if (answer.status >= 500) request.log.error({ err }, 'request failed')
-    return sendError(reply, answer)
-  })
-}
+/**
+ * Every error, including the framework's own, leaves as the envelope with nothing internal in it,
+ * with the request id and the security headers of every other answer.
+ */
+export const errorEnvelope = fp(
+  async (app) => {
+    app.setErrorHandler((err: FastifyError, request, reply) => {
+      const answer = answerFor(err, request)
+      if (answer.status >= 500) request.log.error({ err }, 'request failed')
+      return sendError(reply, answer)
+    })
+  },
+  { name: 'error-envelope', dependencies: ['request-tracing', 'security-headers'] },
+)
