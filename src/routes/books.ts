@@ -4,6 +4,7 @@ import Type from 'typebox'
 import { requireToken } from '../auth/require-token.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import type { Cursors } from '../books/cursor.ts'
+import { parseBodiesAsJson } from '../http/body-parser.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
 import {
@@ -21,7 +22,7 @@ import {
   Success,
   withHeaders,
 } from '../schemas.ts'
-import type { BookStore, StoredBook } from '../store/store.ts'
+import type { Store, StoredBook } from '../store/store.ts'
 import { listBooks } from './book-list.ts'
 
 declare module 'fastify' {
@@ -32,7 +33,7 @@ declare module 'fastify' {
 }
 
 export interface BookRouteOptions {
-  store: BookStore
+  store: Store
   tokens: TokenService
   cursors: Cursors
 }
@@ -73,12 +74,13 @@ function acceptedRevisions(header: string | undefined): number[] | undefined {
 }
 
 export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors }: BookRouteOptions) {
+  parseBodiesAsJson(app)
   const books = app.withTypeProvider<TypeBoxTypeProvider>()
   books.decorateRequest('bookId', 0)
   books.addHook('onRequest', requireToken(tokens))
 
   const requireExistingBook: onRequestAsyncHookHandler = async (request) => {
-    if ((await store.get(request.bookId)) === undefined) throw bookNotFound()
+    if ((await store.books.get(request.bookId)) === undefined) throw bookNotFound()
   }
 
   books.post(
@@ -104,7 +106,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
     },
     async (request, reply) => {
       const { title, author, year } = request.body
-      const book = await store.create({ title, author, year })
+      const book = await store.books.create({ title, author, year })
       reply.code(201).header('etag', etag(book)).header('location', `/book/${book.id}`)
       return envelope(201, 'Book created successfully', book)
     },
@@ -141,7 +143,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
       },
       config: { invalidInputMessage: 'Invalid input' },
     },
-    (request, reply) => listBooks(store, cursors, request.query, reply),
+    (request, reply) => listBooks(store.books, cursors, request.query, reply),
   )
 
   books.get(
@@ -162,7 +164,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
       onRequest: resolveBookId,
     },
     async (request, reply) => {
-      const book = await store.get(request.bookId)
+      const book = await store.books.get(request.bookId)
       if (book === undefined) throw bookNotFound()
       reply.header('etag', etag(book))
       return envelope(200, 'Book retrieved successfully', book)
@@ -199,11 +201,11 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
       const expected = acceptedRevisions(request.headers['if-match'])
       let book: StoredBook | undefined
       if (title === undefined && author === undefined && year === undefined) {
-        book = await store.get(request.bookId)
+        book = await store.books.get(request.bookId)
         if (book === undefined) throw bookNotFound()
         if (expected !== undefined && !expected.includes(book.revision)) throw preconditionFailed()
       } else {
-        const result = await store.update(request.bookId, { title, author, year }, expected)
+        const result = await store.books.update(request.bookId, { title, author, year }, expected)
         if (result.outcome === 'missing') throw bookNotFound()
         if (result.outcome === 'stale') throw preconditionFailed()
         book = result.book
@@ -231,7 +233,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
       onRequest: resolveBookId,
     },
     async (request) => {
-      if (!(await store.delete(request.bookId))) throw bookNotFound()
+      if (!(await store.books.delete(request.bookId))) throw bookNotFound()
       return envelope(200, 'Book deleted successfully', null)
     },
   )

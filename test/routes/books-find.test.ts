@@ -415,7 +415,8 @@ for (const engine of storeEngines) {
 
     test('without a limit, a search longer than one batch comes back whole, in order', async () => {
       const created: number[] = []
-      for (let n = 0; n < 1100; n++) created.push((await store.create({ title: `Batch ${n}`, author: 'Bulk', year: 1800 + (n % 50) })).id)
+      for (let n = 0; n < 1100; n++)
+        created.push((await store.books.create({ title: `Batch ${n}`, author: 'Bulk', year: 1800 + (n % 50) })).id)
       const res = await get(query({ author: 'bulk', sort: '-year', count: 'true' }))
       assert.equal(res.statusCode, 200)
       assert.equal(res.headers['x-total-count'], '1100')
@@ -428,7 +429,7 @@ for (const engine of storeEngines) {
         found.data!.map((book) => book.id),
         expected,
       )
-      for (const id of created) await store.delete(id)
+      for (const id of created) await store.books.delete(id)
     })
 
     describe('relevance on generated books', () => {
@@ -451,7 +452,7 @@ for (const engine of storeEngines) {
         }
       })
       after(async () => {
-        for (const book of generated) await store.delete(book.id)
+        for (const book of generated) await store.books.delete(book.id)
       })
 
       test(`every engine orders matches as the contract's model does (seed ${seed}, SEARCH_SEED=${seed} repeats it)`, async () => {

@@ -22,7 +22,7 @@ OLD_BOOKS[1234] = { title: 'Cien años de soledad', author: 'Gabriel García Má
 
 async function find(store: Store, raw: RawBookQuery) {
   const query = parseBookQuery(raw)
-  const { found, total } = await store.find({ ...findQueryOf(query, undefined, 10), count: true })
+  const { found, total } = await store.books.find({ ...findQueryOf(query, undefined, 10), count: true })
   return { titles: found.map(({ book }) => book.title), total }
 }
 
@@ -33,7 +33,7 @@ async function checkSearchable(store: Store) {
   assert.equal((await find(store, { author: 'author 7' })).total, 250)
   assert.deepEqual((await find(store, { sort: '-title', year: '1999' })).titles.slice(0, 2), ['Old Title 999', 'Old Title 99'])
   // Books written after the upgrade are found with the old ones.
-  await store.create({ title: 'Soledad Nueva', author: 'Someone', year: 2024 })
+  await store.books.create({ title: 'Soledad Nueva', author: 'Someone', year: 2024 })
   assert.deepEqual((await find(store, { q: 'soled' })).titles, ['Soledad Nueva', 'Cien años de soledad'])
 }
 
