@@ -18,6 +18,10 @@ export async function serve(config: Config, parts: AppParts = {}): Promise<Fasti
     // A terminal's Ctrl-C reaches every process of a cluster and the primary forwards it too.
     if (stopping) return
     stopping = true
+    // Closed here, before anything is said: a connection that the kernel accepts while the
+    // listener is still open and that is reset when it closes reaches the client as ECONNRESET.
+    // Once this returns, new connections are refused outright.
+    app.server.close()
     app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: finishing requests in flight')
     let cut = false
     const grace = setTimeout(() => {

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { availableParallelism, tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, test } from 'node:test'
 import { ConfigError, DEFAULT_LIMITS, loadConfig, readEnv } from '../src/config.ts'
 import { buildTestApp } from './helpers.ts'
+import { temporaryDirectory } from './support/temporary.ts'
 
 const production = {
   NODE_ENV: 'production',
@@ -125,7 +126,7 @@ describe('configuration', () => {
 
   describe('.env', () => {
     test('is read from the directory when present; real environment variables win', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'books-env-'))
+      const dir = temporaryDirectory('books-env-')
       writeFileSync(join(dir, '.env'), 'AUTH_USERNAME=from-file\nAUTH_PASSWORD="quoted secret"\n# a comment\nPORT=9000\n')
       const env = readEnv(dir, { PORT: '9100' })
       assert.equal(env.AUTH_USERNAME, 'from-file')
@@ -134,7 +135,7 @@ describe('configuration', () => {
     })
 
     test('is optional', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'books-env-'))
+      const dir = temporaryDirectory('books-env-')
       assert.deepEqual(readEnv(dir, { PORT: '1' }), { PORT: '1' })
     })
   })

@@ -52,17 +52,14 @@ async function startSlowLogin(port: number) {
   }
 }
 
-async function refusesConnections(port: number): Promise<boolean> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    try {
-      ;(await connectTo(port)).destroy()
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') return true
-      throw err
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
+/** The error code of a connection attempt to `port`, or `connected`. */
+async function tryToConnect(port: number): Promise<string> {
+  try {
+    ;(await connectTo(port)).destroy()
+    return 'connected'
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? String(err)
   }
-  return false
 }
 
 describe('graceful shutdown', { timeout: 60_000 }, () => {
@@ -74,7 +71,7 @@ describe('graceful shutdown', { timeout: 60_000 }, () => {
 
       service.child.kill(signal)
       await service.waitForLine((line) => line.msg === 'shutting down: finishing requests in flight')
-      assert.equal(await refusesConnections(port), true)
+      assert.equal(await tryToConnect(port), 'ECONNREFUSED')
       assert.equal(service.child.exitCode, null, 'exited with a request in flight')
 
       const answer = await login.finish()
@@ -94,10 +91,8 @@ describe('graceful shutdown', { timeout: 60_000 }, () => {
     const login = await startSlowLogin(port)
     const closed = new Promise((resolve) => login.socket.once('close', resolve))
 
-    const signalledAt = Date.now()
     service.child.kill('SIGTERM')
     assert.deepEqual(await service.exited, { code: 1, signal: null })
-    assert.ok(Date.now() - signalledAt < 5000)
     await closed
     assert.ok(service.lines.some((line) => line.msg === 'grace period over: closing the connections still open'))
   })

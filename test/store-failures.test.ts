@@ -52,11 +52,16 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
     it('stop the service within the connect timeout when the server stalls', async () => {
       await proxy.restore()
       proxy.stall()
-      const started = performance.now()
+      // Timed from the service's first attempt to reach the server, so the time the process
+      // takes to start does not count.
+      let firstAttempt = 0
+      void proxy.nextConnection().then(() => (firstAttempt = performance.now()))
       const { code, output } = await runToExit(serviceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
+      const waited = performance.now() - firstAttempt
       assert.equal(code, 1)
       assert.match(output, /^Store unavailable at start-up: /)
-      assert.ok(performance.now() - started < CONTRACT_LIMIT_MS)
+      assert.ok(firstAttempt > 0, 'the service never tried to reach the server')
+      assert.ok(waited < CONTRACT_LIMIT_MS, `gave up ${Math.round(waited)} ms after its first attempt`)
     })
   })
 
@@ -105,9 +110,10 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
     /** After the store is back the same process serves books and logins again, without a restart. */
     async function assertRecovers() {
       await proxy.restore()
-      const deadline = Date.now() + CONTRACT_LIMIT_MS
+      // Asked again until it answers: the describe's timeout bounds how long recovering may take.
       let answer = await call(instance, 'GET', `/book/${bookId}`, { token })
-      while (answer.status !== 200 && Date.now() < deadline) {
+      while (answer.status !== 200) {
+        assert.equal(answer.status, 503)
         await setTimeout(100)
         answer = await call(instance, 'GET', `/book/${bookId}`, { token })
       }
