@@ -206,6 +206,23 @@ describe('WORKERS', () => {
   })
 })
 
+describe('SHUTDOWN_DELAY_MS', () => {
+  const production = { NODE_ENV: 'production', SECRET_TOKEN: 's'.repeat(32), AUTH_USERNAME: 'u', AUTH_PASSWORD: 'p' }
+
+  it('is 2 s in production and 0 elsewhere by default, and any whole number of milliseconds up to 10 minutes', () => {
+    assert.equal(loadConfig(production).shutdownDelayMs, 2000)
+    assert.equal(loadConfig({}).shutdownDelayMs, 0)
+    assert.equal(loadConfig({ ...production, SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs, 0)
+    assert.equal(loadConfig({ SHUTDOWN_DELAY_MS: '600000' }).shutdownDelayMs, 600_000)
+  })
+
+  it('refuses anything else, naming the variable', () => {
+    for (const raw of ['-1', '1.5', '2s', '600001']) {
+      assert.throws(() => loadConfig({ SHUTDOWN_DELAY_MS: raw }), /SHUTDOWN_DELAY_MS must/, raw)
+    }
+  })
+})
+
 describe('SHUTDOWN_GRACE_MS', () => {
   it('is 10 s by default and any whole number of milliseconds up to 10 minutes', () => {
     assert.equal(loadConfig({}).shutdownGraceMs, 10_000)
