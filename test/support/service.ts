@@ -77,7 +77,14 @@ export function spawnService(env: Record<string, string> = {}, options: SpawnOpt
   const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'books-service-'))
   const child = spawn(process.execPath, [MAIN], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      // Under `--experimental-test-coverage` the service's own code counts too.
+      ...(process.env.NODE_V8_COVERAGE && { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE }),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const lines: LogLine[] = []
