@@ -46,7 +46,12 @@ export async function runPrimary(config: Config, lifecycle: Lifecycle = new Life
   lifecycle.handleSignals()
   for (const notice of config.notices) log.warn(notice)
 
+  let migrated = false
+  void lifecycle.stopRequested.then((signal) => {
+    if (!migrated) log.info({ signal }, 'stop requested during start-up: stopping once the store is ready')
+  })
   await (await openStore(config)).close()
+  migrated = true
   if (lifecycle.draining) {
     log.info({ signal: await lifecycle.stopRequested }, 'stopped during start-up, before starting workers')
     process.exit(0)
