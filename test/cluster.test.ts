@@ -10,7 +10,7 @@ const WRITES = 200
 
 const isListening = (line: LogLine) => /^Server listening at /.test(line.msg ?? '')
 
-describe('WORKERS=2', { timeout: 90_000 }, () => {
+describe('WORKERS=2', { timeout: 120_000 }, () => {
   it('shares the port, creates and updates concurrently without a failure, sums metrics, restarts a dead worker, and drains every worker on SIGTERM', async () => {
     const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2' }))
     try {
@@ -105,7 +105,7 @@ function loginOnNewConnection(port: number, password: string): Promise<number> {
   })
 }
 
-describe('WORKERS=2 login limit', { timeout: 60_000 }, () => {
+describe('WORKERS=2 login limit', { timeout: 120_000 }, () => {
   it('counts failed logins of both workers together', async () => {
     const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2' }))
     try {

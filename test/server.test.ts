@@ -28,9 +28,15 @@ function getOnce(port: number, path: string): Promise<Outcome> {
   })
 }
 
-describe('graceful shutdown', { timeout: 60_000 }, () => {
+/**
+ * Each test gives up after this: long enough for a busy machine, and a bound for one that hangs.
+ * Per test, not per suite, so that the suite's length does not depend on how many tests it has.
+ */
+const GIVE_UP = { timeout: 120_000 }
+
+describe('graceful shutdown', () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it(`on ${signal}, stops listening, finishes the request in flight, closes the store and exits 0`, async () => {
+    it(`on ${signal}, stops listening, finishes the request in flight, closes the store and exits 0`, GIVE_UP, async () => {
       const service = spawnService(serviceEnv('sqlite:books.db'))
       const port = await service.port()
       const login = await startSlowLogin(port)
@@ -52,7 +58,7 @@ describe('graceful shutdown', { timeout: 60_000 }, () => {
     })
   }
 
-  it('does not cut requests short when signalled again while draining', async () => {
+  it('does not cut requests short when signalled again while draining', GIVE_UP, async () => {
     const service = spawnService(serviceEnv('sqlite:books.db'))
     const port = await service.port()
     const login = await startSlowLogin(port)
@@ -68,7 +74,7 @@ describe('graceful shutdown', { timeout: 60_000 }, () => {
     assert.deepEqual(await service.exited, { code: 0, signal: null })
   })
 
-  it('cuts requests still in flight when the grace period is over, and exits 1', async () => {
+  it('cuts requests still in flight when the grace period is over, and exits 1', GIVE_UP, async () => {
     const service = spawnService(serviceEnv('sqlite:books.db', { SHUTDOWN_GRACE_MS: '300' }))
     const port = await service.port()
     const login = await startSlowLogin(port)
@@ -81,30 +87,34 @@ describe('graceful shutdown', { timeout: 60_000 }, () => {
   })
 
   for (const workers of ['1', '2']) {
-    it(`serves or cleanly refuses every one of 100 requests sent over 100 ms with SIGTERM 30 ms in (WORKERS=${workers})`, async () => {
-      const service = spawnService(serviceEnv('sqlite:books.db', { SHUTDOWN_DELAY_MS: '2000', WORKERS: workers }))
-      const port = await service.port()
-      await service.waitForLine(
-        () => service.lines.filter((line) => /^Server listening at /.test(line.msg ?? '')).length === Number(workers),
-      )
+    it(
+      `serves or cleanly refuses every one of 100 requests sent over 100 ms with SIGTERM 30 ms in (WORKERS=${workers})`,
+      GIVE_UP,
+      async () => {
+        const service = spawnService(serviceEnv('sqlite:books.db', { SHUTDOWN_DELAY_MS: '2000', WORKERS: workers }))
+        const port = await service.port()
+        await service.waitForLine(
+          () => service.lines.filter((line) => /^Server listening at /.test(line.msg ?? '')).length === Number(workers),
+        )
 
-      const outcomes = await Promise.all([
-        ...Array.from({ length: 100 }, (_, i) => sleep(i).then(() => getOnce(port, '/healthz'))),
-        sleep(30).then(() => void service.child.kill('SIGTERM')),
-      ])
-      assert.deepEqual(await service.exited, { code: 0, signal: null })
+        const outcomes = await Promise.all([
+          ...Array.from({ length: 100 }, (_, i) => sleep(i).then(() => getOnce(port, '/healthz'))),
+          sleep(30).then(() => void service.child.kill('SIGTERM')),
+        ])
+        assert.deepEqual(await service.exited, { code: 0, signal: null })
 
-      const answered = outcomes.filter((outcome): outcome is Outcome => outcome !== undefined)
-      // Refused before any byte was exchanged is the one clean way not to serve: a client can safely try elsewhere.
-      const failed = answered.filter((outcome) => ('error' in outcome ? outcome.error !== 'ECONNREFUSED' : outcome.status !== 200))
-      assert.deepEqual(failed, [])
-    })
+        const answered = outcomes.filter((outcome): outcome is Outcome => outcome !== undefined)
+        // Refused before any byte was exchanged is the one clean way not to serve: a client can safely try elsewhere.
+        const failed = answered.filter((outcome) => ('error' in outcome ? outcome.error !== 'ECONNREFUSED' : outcome.status !== 200))
+        assert.deepEqual(failed, [])
+      },
+    )
   }
 
   for (const workers of ['1', '2']) {
     it(
       `on SIGTERM while migrating, lets the migrations finish, never listens, and exits 0 (WORKERS=${workers})`,
-      { skip: postgres.skip },
+      { ...GIVE_UP, skip: postgres.skip },
       async (t) => {
         const schema = await createTestSchema()
         t.after(() => schema.drop())

@@ -44,9 +44,11 @@ function trickle(port: number, head: string, drip: string, everyMs: number): Tri
   return { socket, closed, stop: () => socket.destroy() }
 }
 
-// A limit that does not work leaves a client connected forever: the timeout fails the test then.
-describe('slow and stuck clients', { timeout: 30_000 }, () => {
-  it('cuts a client that trickles its headers with 408 while others are served', async (t) => {
+/** A limit that does not work leaves a client connected forever: this timeout fails the test then. */
+const GIVE_UP = { timeout: 60_000 }
+
+describe('slow and stuck clients', () => {
+  it('cuts a client that trickles its headers with 408 while others are served', GIVE_UP, async (t) => {
     const limits = { ...SHORT, requestTimeoutMs: LONG_MS }
     const app = await buildTestApp({ limits })
     t.after(() => app.close())
@@ -68,7 +70,7 @@ describe('slow and stuck clients', { timeout: 30_000 }, () => {
     assert.deepEqual(JSON.parse(answer.body.toString()), { status: 408, message: 'Request timeout', data: null })
   })
 
-  it('cuts a client that trickles its body once the request timeout passes', async (t) => {
+  it('cuts a client that trickles its body once the request timeout passes', GIVE_UP, async (t) => {
     const app = await buildTestApp({ limits: SHORT })
     t.after(() => app.close())
     const port = await listenOnLoopback(app)
@@ -80,7 +82,7 @@ describe('slow and stuck clients', { timeout: 30_000 }, () => {
     assert.equal(parseResponse(received).status, 408)
   })
 
-  it('closes a connection that never sends a byte', async (t) => {
+  it('closes a connection that never sends a byte', GIVE_UP, async (t) => {
     const app = await buildTestApp({ limits: SHORT })
     t.after(() => app.close())
     const port = await listenOnLoopback(app)
@@ -90,7 +92,7 @@ describe('slow and stuck clients', { timeout: 30_000 }, () => {
     assert.equal(parseResponse(received).status, 408)
   })
 
-  it('closes an idle kept-alive connection after the keep-alive timeout', async (t) => {
+  it('closes an idle kept-alive connection after the keep-alive timeout', GIVE_UP, async (t) => {
     // Long request timeouts, so only the keep-alive timeout can close it before them.
     const limits = { headersTimeoutMs: LONG_MS, requestTimeoutMs: LONG_MS, keepAliveTimeoutMs: 300, maxConnections: 100 }
     const app = await buildTestApp({ limits })
@@ -102,7 +104,7 @@ describe('slow and stuck clients', { timeout: 30_000 }, () => {
     assert.ok(afterMs >= limits.keepAliveTimeoutMs && afterMs < LONG_MS, `closed after ${afterMs} ms`)
   })
 
-  it('closes connections beyond the limit and serves again once others leave', async (t) => {
+  it('closes connections beyond the limit and serves again once others leave', GIVE_UP, async (t) => {
     const limits = { ...DEFAULT_LIMITS, maxConnections: 5 }
     const app = await buildTestApp({ limits })
     t.after(() => app.close())
