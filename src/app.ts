@@ -3,6 +3,7 @@ import { createCredentialCheck } from './auth/credentials.ts'
 import { StoreLoginLimiter, type LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
+import type { Lifecycle } from './lifecycle.ts'
 import { serveApiReference } from './http/api-reference.ts'
 import { ignoreContentTypes } from './http/body-parser.ts'
 import { capConnections, connectionOptions } from './http/connection-limits.ts'
@@ -36,6 +37,8 @@ export interface AppParts {
   metrics?: Metrics
   /** Where log lines go instead of stdout. */
   logStream?: LoggerSettings['stream']
+  /** Whether the instance is draining for shutdown: then it is not ready. */
+  lifecycle?: Pick<Lifecycle, 'draining'>
 }
 
 /** The whole service for `config`, ready to `listen` or `inject`; closing it closes the store. */
@@ -79,7 +82,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)
 
-  await app.register(operationRoutes, { store, metrics })
+  await app.register(operationRoutes, { store, metrics, lifecycle: parts.lifecycle ?? { draining: false } })
   await app.register(tokenRoutes, {
     tokens,
     checkCredentials: createCredentialCheck(config.username, config.password),

@@ -32,7 +32,12 @@ export interface Config {
   limits: ConnectionLimits
   /** Worker processes sharing the port; 1 runs the service in this process. */
   workers: number
-  /** How long requests in flight may take to finish once a shutdown signal arrives. */
+  /**
+   * How long an instance keeps serving after a shutdown signal, not ready and closing each
+   * connection after its answer, so that proxies stop sending to it before it stops listening.
+   */
+  shutdownDelayMs: number
+  /** How long requests in flight may take to finish once the instance has stopped listening. */
   shutdownGraceMs: number
   /** Said once at start-up: what was generated because it was not configured. */
   notices: string[]
@@ -91,6 +96,11 @@ function parsePort(raw: string | undefined): number {
 
 const MAX_WORKERS = 256
 const MAX_GRACE_MS = 10 * 60 * 1000
+/**
+ * In production, long enough for a proxy that checks `/readyz` every 250 ms to see the instance
+ * fail a few checks in a row and stop sending to it; elsewhere Ctrl-C stops at once.
+ */
+export const PRODUCTION_SHUTDOWN_DELAY_MS = 2000
 
 function parseWorkers(raw: string | undefined): number {
   if (raw === undefined) return 1
@@ -255,6 +265,7 @@ export function loadConfig(env: Env): Config {
     sqliteSynchronous: parseSynchronous(value(env, 'SQLITE_SYNCHRONOUS')),
     limits: parseLimits(env),
     workers,
+    shutdownDelayMs: parseBoundedInt(env, 'SHUTDOWN_DELAY_MS', production ? PRODUCTION_SHUTDOWN_DELAY_MS : 0, 0, MAX_GRACE_MS),
     shutdownGraceMs: parseBoundedInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, MAX_GRACE_MS),
     notices,
   }
