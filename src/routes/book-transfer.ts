@@ -109,7 +109,11 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
       }
       const ids = await store.transaction(async (repositories) => {
         const ids: number[] = []
-        for (const batch of batches) ids.push(...(await repositories.books.createMany(batch)))
+        for (const batch of batches) {
+          ids.push(...(await repositories.books.createMany(batch)))
+          // A turn of the event loop between batches, so that other requests are answered meanwhile.
+          await new Promise((resolve) => setImmediate(resolve))
+        }
         const answer = envelope(201, 'Books imported successfully', { imported: ids.length, ids })
         await request.idempotency?.record(repositories, { status: 201, headers: {}, body: JSON.stringify(answer) })
         return ids
