@@ -31,6 +31,8 @@ export interface ExportFigures {
   seconds: number
   booksPerSecond: number
   mebibytes: number
+  /** The service process's peak resident set before the export, after start-up and a login. */
+  peakRssBeforeMiB: number
   /** The service process's peak resident set, from start-up through the export. */
   peakRssMiB: number
 }
@@ -83,6 +85,7 @@ export async function measureImport(engine: string, service: Service, token: str
 
 /** Times a CSV export of every book, reading it as a client saving the file would. */
 export async function measureExport(engine: string, service: Service, token: string): Promise<ExportFigures> {
+  const before = (peakRss(service.pid) ?? 0) / MiB
   const started = performance.now()
   const res = await fetch(`${service.baseUrl}/books/export?format=csv`, { headers: { authorization: token } })
   if (res.status !== 200 || res.body === null) throw new Error(`export answered ${res.status}`)
@@ -94,7 +97,15 @@ export async function measureExport(engine: string, service: Service, token: str
   }
   const seconds = (performance.now() - started) / 1000
   const books = lines - 1
-  return { engine, books, seconds, booksPerSecond: books / seconds, mebibytes: bytes / MiB, peakRssMiB: (peakRss(service.pid) ?? 0) / MiB }
+  return {
+    engine,
+    books,
+    seconds,
+    booksPerSecond: books / seconds,
+    mebibytes: bytes / MiB,
+    peakRssBeforeMiB: before,
+    peakRssMiB: (peakRss(service.pid) ?? 0) / MiB,
+  }
 }
 
 export interface TransferOptions {
@@ -160,10 +171,10 @@ export function transferTable({ imports, exports }: Awaited<ReturnType<typeof me
       `| ${f.engine} CSV | ${f.rows} | ${f.seconds.toFixed(2)} | ${Math.round(f.rowsPerSecond)} | ${f.worstReadMs.toFixed(0)} (${f.reads} reads) |`,
     )
   }
-  lines.push('', '| export | books | seconds | books/s | MiB | peak RSS (MiB) |', '|---|---:|---:|---:|---:|---:|')
+  lines.push('', '| export | books | seconds | books/s | MiB | peak RSS before → after (MiB) |', '|---|---:|---:|---:|---:|---:|')
   for (const f of exports) {
     lines.push(
-      `| ${f.engine} CSV | ${f.books} | ${f.seconds.toFixed(2)} | ${Math.round(f.booksPerSecond)} | ${f.mebibytes.toFixed(1)} | ${f.peakRssMiB.toFixed(0)} |`,
+      `| ${f.engine} CSV | ${f.books} | ${f.seconds.toFixed(2)} | ${Math.round(f.booksPerSecond)} | ${f.mebibytes.toFixed(1)} | ${f.peakRssBeforeMiB.toFixed(0)} → ${f.peakRssMiB.toFixed(0)} |`,
     )
   }
   return lines.join('\n')
