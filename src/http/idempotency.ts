@@ -103,7 +103,13 @@ async function idempotency(app: FastifyInstance, { keys, now = Date.now }: Idemp
     const hash = fingerprintHash(request)
     if (claim.state === 'done') {
       if (isStream(request.body)) {
-        for await (const chunk of request.body) hash.update(chunk)
+        // Read only to compare, and within the route's limit like any body it takes.
+        let total = 0
+        for await (const chunk of request.body) {
+          total += chunk.byteLength
+          if (total > request.routeOptions.bodyLimit) throw new HttpError(413, 'Payload too large', { connection: 'close' })
+          hash.update(chunk)
+        }
       } else {
         hash.update(JSON.stringify(request.body ?? null))
       }
