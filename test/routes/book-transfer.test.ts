@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { Readable } from 'node:stream'
 import { describe, test, type TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildTestApp, dune, issueToken, storeEngines, withToken } from '../helpers.ts'
+import { buildTestApp, dune, issueToken, listenOnLoopback, storeEngines, withToken } from '../helpers.ts'
 
 const emma = { title: 'Emma', author: 'Jane Austen', year: 1815 }
 const garcia = { title: 'Cien años de soledad', author: 'Gabriel García Márquez', year: 1967 }
@@ -141,6 +142,31 @@ for (const engine of storeEngines) {
       )
       envelopeOf(await importBody(unannounced, 'text/csv', { 'transfer-encoding': 'chunked' }), 413, 'Payload too large')
       assert.deepEqual(await stored(), [])
+    })
+
+    test('other requests are answered while an import streams in', { timeout: 30_000 }, async (t) => {
+      const { app, call } = await service(t)
+      const port = await listenOnLoopback(app)
+      const token = await issueToken(app)
+      const head = 'title,author,year\n' + 'Dune,Frank Herbert,1965\n'.repeat(1000)
+      const tail = 'Emma,Jane Austen,1815\n'
+      const socket = connect(port, '127.0.0.1')
+      t.after(() => socket.destroy())
+      const answer = new Promise<string>((resolve) => {
+        let text = ''
+        socket.on('data', (chunk) => (text += chunk))
+        socket.on('end', () => resolve(text))
+      })
+      socket.write(
+        `POST /books/import HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nContent-Type: text/csv\r\nConnection: close\r\n` +
+          `Content-Length: ${Buffer.byteLength(head + tail)}\r\n\r\n${head}`,
+      )
+      // The import has half its body and waits for the rest: a read and a write go through meanwhile.
+      const read = await call({ method: 'GET', url: '/books' })
+      assert.equal(read.statusCode, 200)
+      assert.equal((await call({ method: 'POST', url: '/book', payload: emma })).statusCode, 201)
+      socket.write(tail)
+      assert.match(await answer, /^HTTP\/1\.1 201 /)
     })
 
     test('100,000 rows import in one request, and a metric counts them', async (t) => {
