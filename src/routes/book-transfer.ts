@@ -44,6 +44,8 @@ const tooLarge = () => new HttpError(413, 'Payload too large', { connection: 'cl
 
 const security = [{ token: [] }]
 
+async function* noBytes(): AsyncGenerator<Uint8Array> {}
+
 /** `POST /books/import` and `GET /books/export`: books in and out by the file, in their own scope with their own body parser. */
 export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, metrics }: BookTransferOptions) {
   // The body reaches the handler as the request stream, unparsed and unbuffered, whatever its
@@ -87,7 +89,8 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
       if (declared === undefined) throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE)
       const length = Number(request.headers['content-length'])
       if (length > IMPORT_LIMITS.maxBytes) throw tooLarge()
-      let body = (request.body ?? []) as AsyncIterable<Uint8Array>
+      // An empty body reaches no parser: it reads as a stream with nothing in it.
+      let body = (request.body as AsyncIterable<Uint8Array> | undefined) ?? noBytes()
       let format = declared
       if (format === 'sniff') ({ format, body } = await sniffFormat(body))
 

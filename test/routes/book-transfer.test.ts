@@ -106,6 +106,7 @@ for (const engine of storeEngines) {
         ['broken NDJSON line', `${JSON.stringify(dune)}\n{"title":\n`, 'application/x-ndjson', /not valid JSON/],
         ['JSON that is not an array', JSON.stringify(dune), 'application/json', /not a JSON array/],
         ['empty body', '', 'text/csv', /empty/],
+        ['empty body, no type', '', 'application/x-www-form-urlencoded', /empty/],
         ['header row only', 'title,author,year\n', 'text/csv', /no books/],
       ]
       for (const [name, payload, type, message] of cases) {
