@@ -3,6 +3,8 @@ import { CsvError, parse } from 'csv-parse'
 import { ImportFormatError, type ImportRecord } from './import-errors.ts'
 
 const MEMBERS = ['title', 'author', 'year'] as const
+/** Far above any valid row (three members of at most 500 characters), even with other columns. */
+export const MAX_ROW_CHARACTERS = 1024 * 1024
 type Member = (typeof MEMBERS)[number]
 
 /** A cell that `csvCell` prefixed so that no spreadsheet runs it: the prefix comes off again. */
@@ -38,7 +40,9 @@ function yearOf(cell: string): unknown {
  * quoting stops the import, since the rows after it cannot be told apart.
  */
 export async function* csvRecords(text: AsyncIterable<string>): AsyncGenerator<ImportRecord[]> {
-  const parser = parse({ relax_column_count: true, skip_empty_lines: true, info: true })
+  // A bound on one row: without it, a body with no line break makes the parser grow one field
+  // to the whole body, at a cost that grows faster than its length.
+  const parser = parse({ relax_column_count: true, skip_empty_lines: true, info: true, max_record_size: MAX_ROW_CHARACTERS })
   // pipeline, unlike pipe, hands a failure of the text (invalid UTF-8) on to the parser's reader.
   pipeline(Readable.from(text, { objectMode: true }), parser, () => {})
   let columns: Record<Member, number> | undefined
@@ -78,6 +82,7 @@ export async function* csvRecords(text: AsyncIterable<string>): AsyncGenerator<I
 
 function csvProblem(err: CsvError): string {
   const line = typeof err.lines === 'number' ? ` (line ${err.lines})` : ''
+  if (err.code === 'CSV_MAX_RECORD_SIZE') return `A row is longer than ${MAX_ROW_CHARACTERS} characters`
   if (err.code === 'CSV_QUOTE_NOT_CLOSED') return 'A quoted field is never closed: the quotes are unbalanced'
   if (err.code === 'INVALID_OPENING_QUOTE' || err.code === 'CSV_INVALID_CLOSING_QUOTE') {
     return `A quote is misplaced${line}: quote a field whole, and double each quote inside it`

@@ -1,5 +1,6 @@
 import secureJson from 'secure-json-parse'
-import type { ImportRecord } from './import-errors.ts'
+import { MAX_ROW_CHARACTERS } from './csv-records.ts'
+import { ImportFormatError, type ImportRecord } from './import-errors.ts'
 
 /**
  * One record per line of NDJSON; blank lines are skipped and rows count the lines that hold
@@ -20,6 +21,7 @@ export async function* ndjsonRecords(text: AsyncIterable<string>): AsyncGenerato
   for await (const chunk of text) {
     const lines = (partial + chunk).split('\n')
     partial = lines.pop()!
+    if (partial.length > MAX_ROW_CHARACTERS) throw new ImportFormatError(`A line is longer than ${MAX_ROW_CHARACTERS} characters`, row + 1)
     const records: ImportRecord[] = []
     for (const line of lines) {
       const record = recordOf(line)

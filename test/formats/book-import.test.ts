@@ -249,6 +249,14 @@ describe('reading an import', () => {
     assert.equal((await read(body, 'csv', { maxRows: 4 })).books.length, 4)
   })
 
+  test('a CSV row or NDJSON line over 1 MiB stops the import', async () => {
+    const long = 'x'.repeat(2 * 1024 * 1024)
+    const csv = await read(`title,author,year\n${long}`, 'csv', {}, 64 * 1024)
+    assert.deepEqual(csv.errors, [{ row: 1, message: 'A row is longer than 1048576 characters' }])
+    const ndjson = await read(`{}\n${long}`, 'ndjson', {}, 64 * 1024)
+    assert.equal(ndjson.errors.at(-1)!.message, 'A line is longer than 1048576 characters')
+  })
+
   test('more bytes than maxBytes fail as too large', async () => {
     const body = JSON.stringify([dune])
     await assert.rejects(read(body, 'json', { maxBytes: body.length - 1 }), ImportTooLargeError)
