@@ -12,6 +12,7 @@ import { errorEnvelope } from './http/error-envelope.ts'
 import { frameworkErrors } from './http/framework-errors.ts'
 import { answerNotFound, methodNotAllowed } from './http/not-found.ts'
 import { clientErrorHandler, refuseConnect, refuseUnknownExpectations } from './http/socket-answers.ts'
+import { idempotencyPlugin } from './http/idempotency.ts'
 import { serveOpenApi } from './http/openapi.ts'
 import { partValidators } from './http/validation.ts'
 import { requestIdFor } from './http/request-id.ts'
@@ -19,6 +20,7 @@ import { securityHeaders } from './http/security-headers.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
 import { createRequestTracing } from './observability/request-tracing.ts'
+import { bookTransferRoutes } from './routes/book-transfer.ts'
 import { bookRoutes } from './routes/books.ts'
 import { operationRoutes } from './routes/operations.ts'
 import { tokenRoutes } from './routes/token.ts'
@@ -88,7 +90,9 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     checkCredentials: createCredentialCheck(config.username, config.password),
     limiter: parts.loginLimiter ?? new StoreLoginLimiter(store.loginFailures),
   })
+  await app.register(idempotencyPlugin, { keys: store.idempotencyKeys })
   await app.register(bookRoutes, { store, tokens })
+  await app.register(bookTransferRoutes, { store, tokens, metrics })
   await serveApiReference(app)
   await app.register(answerMissingMethods)
   return app
