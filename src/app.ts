@@ -7,6 +7,7 @@ import { serveApiReference } from './http/api-reference.ts'
 import { parseEveryBodyAsJson } from './http/body-parser.ts'
 import { capConnections, connectionOptions } from './http/connection-limits.ts'
 import { allowCrossOrigin } from './http/cors.ts'
+import { refuseCrossSiteWrites } from './http/cross-site.ts'
 import {
   answerErrorsWithEnvelope,
   clientErrorHandler,
@@ -77,6 +78,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   tracing.register(app)
   addSecurityHeaders(app)
   await allowCrossOrigin(app, config.corsOrigins)
+  refuseCrossSiteWrites(app, config.corsOrigins)
   answerErrorsWithEnvelope(app)
   parseEveryBodyAsJson(app)
   const answerMissingMethods = methodNotAllowed(app)
