@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { parseEnv } from 'node:util'
+import { passwordWeakness, secretWeakness } from './auth/weak-settings.ts'
 
 export type Env = Record<string, string | undefined>
 
@@ -132,10 +133,16 @@ const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
  * comma-separated list of proxy addresses, CIDR ranges or the names loopback, linklocal and
  * uniquelocal: only such peers are believed about the address in `X-Forwarded-For`.
  */
-function parseTrustProxy(raw: string | undefined): boolean | string[] {
+function parseTrustProxy(raw: string | undefined, production: boolean, notices: string[]): boolean | string[] {
   if (raw === undefined || raw === 'false') return false
-  if (raw === 'true') return true
   const entries = raw.split(',').map((entry) => entry.trim())
+  // A /0 range trusts every peer, just as `true` does.
+  if (raw === 'true' || entries.some((entry) => /\/0+$/.test(entry))) {
+    const reason = 'TRUST_PROXY=true (or a /0 range) believes any client about its own address, so anyone can get around the login limit'
+    if (production) throw new ConfigError(`${reason}: name the proxy addresses or ranges instead`)
+    notices.push(`${reason}; name the proxy addresses or ranges before going to production`)
+    return true
+  }
   const valid = (entry: string) => {
     if (PROXY_RANGE_NAMES.has(entry)) return true
     const [address = '', prefix, ...rest] = entry.split('/')
@@ -181,7 +188,8 @@ export function isSupportedDbUrl(url: string): boolean {
 }
 
 export function loadConfig(env: Env): Config {
-  const production = env.NODE_ENV === 'production'
+  // `Production` in a deployment file must not quietly mean development.
+  const production = env.NODE_ENV?.trim().toLowerCase() === 'production'
   const notices: string[] = []
 
   const dbUrl = value(env, 'DB_URL') ?? 'sqlite:./data/books.db'
@@ -214,7 +222,11 @@ export function loadConfig(env: Env): Config {
       if (given !== undefined && Buffer.byteLength(given) < MIN_SECRET_BYTES) {
         throw new ConfigError(`${name} must be at least ${MIN_SECRET_BYTES} bytes long when NODE_ENV=production`)
       }
+      const weakness = given === undefined ? undefined : secretWeakness(given)
+      if (weakness !== undefined) throw new ConfigError(`${name} ${weakness}`)
     }
+    const weakPassword = passwordWeakness(password!, username!)
+    if (weakPassword !== undefined) throw new ConfigError(`AUTH_PASSWORD ${weakPassword} when NODE_ENV=production`)
   }
 
   if (secret === undefined) {
@@ -249,7 +261,7 @@ export function loadConfig(env: Env): Config {
     password,
     logLevel,
     production,
-    trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY')),
+    trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY'), production, notices),
     corsOrigins: parseCorsOrigins(value(env, 'CORS_ORIGINS')),
     sqliteSynchronous: parseSynchronous(value(env, 'SQLITE_SYNCHRONOUS')),
     limits: parseLimits(env),
