@@ -18,6 +18,7 @@ import {
 } from './http/error-handling.ts'
 import { serveOpenApi } from './http/openapi.ts'
 import { requestIdFor } from './http/request-id.ts'
+import { refuseMalformedRequestLines, REQUEST_LINE_SERVER_OPTIONS } from './http/request-line.ts'
 import { addSecurityHeaders } from './http/security-headers.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
@@ -51,6 +52,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   const tokens = parts.tokens ?? createTokenService(config)
   const tracing = createRequestTracing(metrics)
 
+  const connection = connectionOptions(config.limits)
   const app = Fastify({
     logger: loggerOptions({ level: config.logLevel, production: config.production, stream: parts.logStream }),
     // One line per request, written by the request tracing, instead of Fastify's two.
@@ -65,7 +67,8 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     frameworkErrors: tracing.frameworkErrors(frameworkErrors),
     clientErrorHandler,
     trustProxy: config.trustProxy,
-    ...connectionOptions(config.limits),
+    ...connection,
+    http: { ...connection.http, ...REQUEST_LINE_SERVER_OPTIONS },
     // While draining for shutdown, requests already on open connections are served, not refused
     // with Fastify's own 503 body, which is not the envelope.
     return503OnClosing: false,
@@ -76,6 +79,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   refuseUnknownExpectations(app.server)
 
   tracing.register(app)
+  refuseMalformedRequestLines(app)
   addSecurityHeaders(app)
   await allowCrossOrigin(app, config.corsOrigins)
   refuseCrossSiteWrites(app, config.corsOrigins)
