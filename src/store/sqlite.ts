@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import { loadMigrations } from './migrations.ts'
+import { createPrivateDatabaseFile } from './private-files.ts'
 import {
   StoreUnavailableError,
   type Book,
@@ -100,7 +99,7 @@ export class SqliteBookStore implements Store {
   readonly #turn: TurnTransaction
 
   constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal' }: SqliteOptions) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    if (path !== ':memory:') createPrivateDatabaseFile(path)
     const db = new DatabaseSync(path)
     this.#db = db
     try {
