@@ -6,6 +6,7 @@ import type { Config } from './config.ts'
 import { serveApiReference } from './http/api-reference.ts'
 import { parseEveryBodyAsJson } from './http/body-parser.ts'
 import { capConnections, connectionOptions } from './http/connection-limits.ts'
+import { metricsAccess } from './http/metrics-access.ts'
 import { allowCrossOrigin } from './http/cors.ts'
 import { refuseCrossSiteWrites } from './http/cross-site.ts'
 import {
@@ -88,7 +89,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)
 
-  await app.register(operationRoutes, { store, metrics })
+  await app.register(operationRoutes, { store, metrics, metricsAccess: metricsAccess(config.metricsToken) })
   await app.register(tokenRoutes, {
     tokens,
     checkCredentials: createCredentialCheck(config.username, config.password),

@@ -25,6 +25,8 @@ export interface Config {
   production: boolean
   /** Whom to believe about the client address in `X-Forwarded-For`: Fastify's `trustProxy`. */
   trustProxy: boolean | string[]
+  /** The bearer token `GET /metrics` requires; without it, only clients on this machine may read the metrics. */
+  metricsToken?: string | undefined
   /** Origins whose pages may call the service from a browser; empty turns CORS off. */
   corsOrigins: string[]
   /** `normal` survives a crash of the process; `full` also survives a power loss. */
@@ -262,6 +264,7 @@ export function loadConfig(env: Env): Config {
     logLevel,
     production,
     trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY'), production, notices),
+    metricsToken: value(env, 'METRICS_TOKEN'),
     corsOrigins: parseCorsOrigins(value(env, 'CORS_ORIGINS')),
     sqliteSynchronous: parseSynchronous(value(env, 'SQLITE_SYNCHRONOUS')),
     limits: parseLimits(env),

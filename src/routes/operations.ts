@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import Type from 'typebox'
 import { envelope } from '../http/envelope.ts'
 import type { Metrics } from '../observability/metrics.ts'
@@ -8,6 +8,8 @@ import { StoreUnavailableError, type BookStore } from '../store/store.ts'
 export interface OperationRouteOptions {
   store: BookStore
   metrics: Pick<Metrics, 'render' | 'contentType'>
+  /** Refuses the clients that may not read the metrics. */
+  metricsAccess: onRequestHookHandler
 }
 
 /** A store that has not answered by then counts as down (CONTRACT: 503 within 5 s). */
@@ -22,7 +24,7 @@ function pingWithin(store: BookStore, ms: number): Promise<void> {
 }
 
 /** Probes and metrics for operators and orchestrators: public, and outside the book interface. */
-export async function operationRoutes(app: FastifyInstance, { store, metrics }: OperationRouteOptions) {
+export async function operationRoutes(app: FastifyInstance, { store, metrics, metricsAccess }: OperationRouteOptions) {
   const tags = ['Operations']
   const security: [] = []
 
@@ -73,7 +75,7 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
       schema: {
         summary: 'Metrics in Prometheus text format',
         description:
-          'Requests by method, route pattern and status (counts and latency histograms), store operations by outcome, and process metrics.',
+          'Requests by method, route pattern and status (counts and latency histograms), store operations by outcome, and process metrics. With `METRICS_TOKEN` set, only for `Authorization: Bearer <METRICS_TOKEN>`; otherwise only for clients on the same machine.',
         operationId: 'metrics',
         tags,
         security,
@@ -84,8 +86,11 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
               'text/plain': { schema: Type.String({ examples: ['http_requests_total{method="GET",route="/books",status="200"} 3'] }) },
             },
           },
+          401: Failure(401, '`METRICS_TOKEN` is set and the request does not carry it', 'Invalid token'),
+          403: Failure(403, '`METRICS_TOKEN` is not set and the client is not on this machine', 'Forbidden'),
         },
       },
+      onRequest: metricsAccess,
     },
     async (_request, reply) => {
       const text = await metrics.render()
