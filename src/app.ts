@@ -5,6 +5,7 @@ import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
 import { serveApiReference } from './http/api-reference.ts'
 import { parseEveryBodyAsJson } from './http/body-parser.ts'
+import { capConnectionsPerAddress, requireMinimumBodyRate } from './http/client-share.ts'
 import { capConnections, connectionOptions } from './http/connection-limits.ts'
 import { metricsAccess } from './http/metrics-access.ts'
 import { allowCrossOrigin } from './http/cors.ts'
@@ -76,6 +77,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   })
   app.addHook('onClose', () => store.close())
   capConnections(app.server, config.limits)
+  capConnectionsPerAddress(app.server, config.limits, config.trustProxy)
   refuseConnect(app.server)
   refuseUnknownExpectations(app.server)
 
@@ -86,6 +88,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   refuseCrossSiteWrites(app, config.corsOrigins)
   answerErrorsWithEnvelope(app)
   parseEveryBodyAsJson(app)
+  requireMinimumBodyRate(app, config.limits)
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)
 

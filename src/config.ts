@@ -50,6 +50,11 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number
   /** Open connections beyond this are closed as they arrive. */
   maxConnections: number
+  /** Connections one client address may hold at once; more are closed as they arrive. */
+  maxConnectionsPerAddress: number
+  /** Once `bodyRateGraceMs` have passed, a body arriving slower than this on average gets 408; 0 turns it off. */
+  minBodyBytesPerSecond: number
+  bodyRateGraceMs: number
 }
 
 export const DEFAULT_LIMITS: ConnectionLimits = {
@@ -57,6 +62,9 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
   headersTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1024,
+  maxConnectionsPerAddress: 64,
+  minBodyBytesPerSecond: 500,
+  bodyRateGraceMs: 5_000,
 }
 
 /** A configuration that cannot run; the message names the variable. */
@@ -120,6 +128,9 @@ function parseLimits(env: Env): ConnectionLimits {
     headersTimeoutMs: parseBoundedInt(env, 'HEADERS_TIMEOUT_MS', DEFAULT_LIMITS.headersTimeoutMs, 100, hour),
     keepAliveTimeoutMs: parseBoundedInt(env, 'KEEP_ALIVE_TIMEOUT_MS', DEFAULT_LIMITS.keepAliveTimeoutMs, 100, hour),
     maxConnections: parseBoundedInt(env, 'MAX_CONNECTIONS', DEFAULT_LIMITS.maxConnections, 1, 1_000_000),
+    maxConnectionsPerAddress: parseBoundedInt(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULT_LIMITS.maxConnectionsPerAddress, 1, 1_000_000),
+    minBodyBytesPerSecond: parseBoundedInt(env, 'MIN_BODY_RATE', DEFAULT_LIMITS.minBodyBytesPerSecond, 0, 1_000_000_000),
+    bodyRateGraceMs: DEFAULT_LIMITS.bodyRateGraceMs,
   }
   // Node refuses a headers timeout longer than the request timeout.
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {

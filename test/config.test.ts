@@ -325,7 +325,15 @@ describe('hardening settings', () => {
       KEEP_ALIVE_TIMEOUT_MS: '1000',
       MAX_CONNECTIONS: '50',
     })
-    assert.deepEqual(config.limits, { requestTimeoutMs: 20000, headersTimeoutMs: 5000, keepAliveTimeoutMs: 1000, maxConnections: 50 })
+    assert.deepEqual(config.limits, {
+      requestTimeoutMs: 20000,
+      headersTimeoutMs: 5000,
+      keepAliveTimeoutMs: 1000,
+      maxConnections: 50,
+      maxConnectionsPerAddress: 64,
+      minBodyBytesPerSecond: 500,
+      bodyRateGraceMs: 5000,
+    })
     assert.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' }), /REQUEST_TIMEOUT_MS/)
     assert.throws(() => loadConfig({ MAX_CONNECTIONS: '-1' }), /MAX_CONNECTIONS/)
     assert.throws(() => loadConfig({ KEEP_ALIVE_TIMEOUT_MS: 'soon' }), /KEEP_ALIVE_TIMEOUT_MS/)

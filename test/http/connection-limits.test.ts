@@ -6,7 +6,15 @@ import { DEFAULT_LIMITS, type ConnectionLimits } from '../../src/config.ts'
 import { buildTestApp, issueToken, listenOnLoopback } from '../helpers.ts'
 import { parseResponse } from '../raw-http.ts'
 
-const SHORT: ConnectionLimits = { headersTimeoutMs: 500, requestTimeoutMs: 1000, keepAliveTimeoutMs: 300, maxConnections: 100 }
+const SHORT: ConnectionLimits = {
+  headersTimeoutMs: 500,
+  requestTimeoutMs: 1000,
+  keepAliveTimeoutMs: 300,
+  maxConnections: 100,
+  maxConnectionsPerAddress: 100,
+  minBodyBytesPerSecond: 0,
+  bodyRateGraceMs: 0,
+}
 
 interface Trickler {
   socket: Socket
@@ -92,7 +100,7 @@ describe('slow and stuck clients', () => {
 
   it('closes an idle kept-alive connection after the keep-alive timeout', async (t) => {
     // Long request timeouts, so only the keep-alive timeout (plus Node's one-second grace) can close it.
-    const limits = { headersTimeoutMs: 4000, requestTimeoutMs: 8000, keepAliveTimeoutMs: 300, maxConnections: 100 }
+    const limits = { ...DEFAULT_LIMITS, headersTimeoutMs: 4000, requestTimeoutMs: 8000, keepAliveTimeoutMs: 300, maxConnections: 100 }
     const app = await buildTestApp({ limits })
     t.after(() => app.close())
     const port = await listenOnLoopback(app)
