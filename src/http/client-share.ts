@@ -43,7 +43,7 @@ export function capConnectionsPerAddress(server: Server, limits: ConnectionLimit
 export function requireMinimumBodyRate(app: FastifyInstance, limits: ConnectionLimits): void {
   const { minBodyBytesPerSecond: rate, bodyRateGraceMs: grace } = limits
   if (rate === 0) return
-  app.addHook('preParsing', (request, _reply, payload, done) => {
+  app.addHook('preParsing', (request, reply, payload, done) => {
     const { headers } = request.raw
     if (headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) === 0) {
       done(null, payload)
@@ -54,6 +54,8 @@ export function requireMinimumBodyRate(app: FastifyInstance, limits: ConnectionL
     const measured = new PassThrough()
     let timer: NodeJS.Timeout | undefined
     const check = () => {
+      // Fastify stops reading a body it refuses (413) or no longer needs: nothing to time then.
+      if (measured.destroyed || measured.readableEnded || measured.listenerCount('error') === 0) return
       const due = (performance.now() - started - grace) * (rate / 1000)
       if (received < due) {
         ;(payload as Readable).unpipe(measured)
@@ -69,6 +71,7 @@ export function requireMinimumBodyRate(app: FastifyInstance, limits: ConnectionL
     payload.once('end', stop)
     payload.once('close', stop)
     measured.once('close', stop)
+    reply.raw.once('close', stop)
     payload.pipe(measured)
     done(null, measured)
   })
