@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyReply } from 'fastify'
 import type { Cursors } from '../books/cursor.ts'
 import { positionShape, type FindQuery, type FoundBook, type Position } from '../books/find-query.ts'
@@ -35,7 +36,8 @@ interface Batch {
 /**
  * The whole envelope, written as JSON text past the response schema (which serialises only whole
  * objects): one string when the list fits in one batch, otherwise a stream that fetches and
- * writes a batch at a time, so that memory stays flat however long the list is.
+ * writes a batch at a time, so that memory stays flat however long the list is, and other
+ * requests are served between batches.
  */
 function sendAll(reply: FastifyReply, first: Batch) {
   const body =
@@ -46,6 +48,9 @@ function sendAll(reply: FastifyReply, first: Batch) {
             yield PREFIX + first.json.slice(0, -1)
             let batch = first
             while (batch.count === LIST_BATCH) {
+              // Each batch is read synchronously by SQLite: without a turn of the event loop
+              // between batches, a long list would hold every other request until it is done.
+              await nextTurn()
               batch = await batch.next()
               if (batch.count > 0) yield `,${batch.json.slice(1, -1)}`
             }

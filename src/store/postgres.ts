@@ -1,6 +1,7 @@
 import pg, { type QueryResultRow } from 'pg'
 import { searchKeys } from '../books/folding.ts'
 import { batchedLookup } from './batched-lookup.ts'
+import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
 import { postgresFinder } from './postgres-find.ts'
 import { classifyPostgresError } from './postgres-errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
@@ -8,6 +9,7 @@ import {
   StoreUnavailableError,
   type Book,
   type BookRepository,
+  type IdempotencyKeyRepository,
   type LoginFailureRepository,
   type Repositories,
   type Store,
@@ -81,6 +83,44 @@ const RECENT_LOGIN_FAILURES: Statement = {
   text: `SELECT failed_at FROM login_failures WHERE client_key = $1 AND failed_at > $2
   ORDER BY failed_at DESC LIMIT $3`,
 }
+// Arrays in, one statement per batch; ordinality keeps the rows, and so their ids, in array order.
+const INSERT_MANY: Statement = {
+  name: 'books_insert_many',
+  text: `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+  SELECT title, author, year, title_folded, author_folded, title_words, author_words
+  FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
+    WITH ORDINALITY AS r (title, author, year, title_folded, author_folded, title_words, author_words, n)
+  ORDER BY n
+  RETURNING id`,
+}
+// Expired keys go a few at a time with each claim; SKIP LOCKED so that claims never wait on each other's purge.
+const CLAIM_KEY: Statement = {
+  name: 'idempotency_keys_claim',
+  text: `WITH expired AS (
+    DELETE FROM idempotency_keys WHERE ctid IN
+      (SELECT ctid FROM idempotency_keys WHERE created_at <= $5 AND NOT (scope = $1 AND key = $2)
+       LIMIT 100 FOR UPDATE SKIP LOCKED)
+  )
+  INSERT INTO idempotency_keys AS held (scope, key, created_at, locked_until) VALUES ($1, $2, $3, $4)
+  ON CONFLICT (scope, key) DO UPDATE
+    SET created_at = excluded.created_at, locked_until = excluded.locked_until,
+        fingerprint = NULL, status = NULL, headers = NULL, body = NULL
+    WHERE (held.status IS NULL AND held.locked_until <= $3) OR held.created_at <= $5
+  RETURNING true AS claimed`,
+}
+const SELECT_KEY: Statement = {
+  name: 'idempotency_keys_select',
+  text: 'SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = $1 AND key = $2',
+}
+const COMPLETE_KEY: Statement = {
+  name: 'idempotency_keys_complete',
+  text: `UPDATE idempotency_keys SET fingerprint = $3, status = $4, headers = $5, body = $6
+  WHERE scope = $1 AND key = $2 AND status IS NULL`,
+}
+const RELEASE_KEY: Statement = {
+  name: 'idempotency_keys_release',
+  text: 'DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status IS NULL',
+}
 const PING: Statement = { name: 'books_ping', text: 'SELECT 1' }
 
 /**
@@ -115,6 +155,19 @@ function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | 
         keys.authorWords,
       ])
       return rows[0]!
+    },
+    async createMany(books) {
+      const keys = books.map(searchKeys)
+      const { rows } = await query<{ id: number }>(INSERT_MANY, [
+        books.map((book) => book.title),
+        books.map((book) => book.author),
+        books.map((book) => book.year),
+        keys.map((key) => key.titleFolded),
+        keys.map((key) => key.authorFolded),
+        keys.map((key) => key.titleWords),
+        keys.map((key) => key.authorWords),
+      ])
+      return rows.map((row) => row.id).sort((a, b) => a - b)
     },
     get,
     async list(after, limit) {
@@ -162,10 +215,29 @@ function loginFailureRepository(query: Query): LoginFailureRepository {
   }
 }
 
+function idempotencyKeyRepository(query: Query): IdempotencyKeyRepository {
+  return {
+    async claim(scope, key, at, lockedUntil, expiredUpTo) {
+      const claimed = await query(CLAIM_KEY, [scope, key, at, lockedUntil, expiredUpTo])
+      if ((claimed.rowCount ?? 0) > 0) return { state: 'claimed' }
+      const { rows } = await query<KeyRow>(SELECT_KEY, [scope, key])
+      return keyClaimOf(rows[0])
+    },
+    async complete(scope, key, fingerprint, answer) {
+      const { rowCount } = await query(COMPLETE_KEY, [scope, key, fingerprint, answer.status, JSON.stringify(answer.headers), answer.body])
+      if (rowCount !== 1) throw new Error('The idempotency key is no longer held by this request')
+    },
+    async release(scope, key) {
+      await query(RELEASE_KEY, [scope, key])
+    },
+  }
+}
+
 /** The store in a PostgreSQL schema, through a pool of connections. */
 export class PostgresBookStore implements Store {
   readonly books: BookRepository
   readonly loginFailures: LoginFailureRepository
+  readonly idempotencyKeys: IdempotencyKeyRepository
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
 
@@ -190,6 +262,7 @@ export class PostgresBookStore implements Store {
     const lookup = batchedLookup(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
     this.books = bookRepository(query, lookup)
     this.loginFailures = loginFailureRepository(query)
+    this.idempotencyKeys = idempotencyKeyRepository(query)
   }
 
   /** Brings the schema up to date, then serves; fails with StoreUnavailableError when unreachable. */
@@ -235,7 +308,11 @@ export class PostgresBookStore implements Store {
     let broken: Error | undefined
     try {
       await this.#run(client, { text: 'BEGIN' })
-      const result = await work({ books: bookRepository(query, get), loginFailures: loginFailureRepository(query) })
+      const result = await work({
+        books: bookRepository(query, get),
+        loginFailures: loginFailureRepository(query),
+        idempotencyKeys: idempotencyKeyRepository(query),
+      })
       open = false
       await this.#run(client, { text: 'COMMIT' })
       return result

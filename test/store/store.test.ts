@@ -225,6 +225,24 @@ for (const engine of storeEngines) {
       assert.deepEqual(await titles(store.books, ['frank']), { titles: [], total: 0 })
     })
 
+    it('stores a batch that is found like books stored one by one: by words, contained text and sort', async () => {
+      const ids = await store.transaction(({ books }) => books.createMany(catalogue))
+      const find = async (query: Omit<FindQuery, 'limit'>) =>
+        (await store.books.find({ ...query, limit: 10 })).found.map(({ book }) => book.id)
+      assert.deepEqual(await find({ filter: { words: ['stanislaw'] }, order: { relevance: true } }), [ids[1]])
+      assert.deepEqual(
+        await find({ filter: { authorContains: 'luis bo' }, order: { relevance: false, keys: [{ field: 'id', descending: false }] } }),
+        [ids[3]],
+      )
+      assert.deepEqual(await find({ filter: {}, order: { relevance: false, keys: [{ field: 'title', descending: false }] } }), [
+        ids[4],
+        ids[0],
+        ids[3],
+        ids[2],
+        ids[1],
+      ])
+    })
+
     it('answers the operations asked for outside a transaction while it is open', async () => {
       const outside: Promise<unknown>[] = []
       await store.transaction(async ({ books }) => {
