@@ -16,6 +16,7 @@ import {
   refuseUnknownExpectations,
 } from './http/error-handling.ts'
 import { serveOpenApi } from './http/openapi.ts'
+import { servePage } from './http/page.ts'
 import { requestIdFor } from './http/request-id.ts'
 import { addSecurityHeaders } from './http/security-headers.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
@@ -39,6 +40,8 @@ export interface AppParts {
   metrics?: Metrics
   /** Where log lines go instead of stdout. */
   logStream?: LoggerSettings['stream']
+  /** The built catalogue page; `web/dist` by default. */
+  pageRoot?: string
 }
 
 /** The whole service for `config`, ready to `listen` or `inject`; closing it closes the store. */
@@ -90,6 +93,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   })
   await app.register(bookRoutes, { store, tokens })
   await serveApiReference(app)
+  await servePage(app, parts.pageRoot)
   await app.register(answerMissingMethods)
   return app
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppParts } from './app.ts'
 import type { Config } from './config.ts'
+import { PAGE_PATH } from './http/page.ts'
 
 export const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const
 
@@ -39,6 +40,7 @@ export async function serve(config: Config, parts: AppParts = {}): Promise<Fasti
   }
   for (const signal of SHUTDOWN_SIGNALS) process.on(signal, stop)
 
-  await app.listen({ port: config.port, host: config.host })
+  const address = await app.listen({ port: config.port, host: config.host })
+  app.log.info(`catalogue page at ${new URL(PAGE_PATH, address)}`)
   return app
 }
