@@ -74,7 +74,7 @@ export async function servePage(app: FastifyInstance, root: string = PAGE_ROOT):
       await page.register(helmet, { contentSecurityPolicy: CONTENT_SECURITY_POLICY, hsts: false })
       page.setNotFoundHandler(notFound)
       if (!built) {
-        page.get('/', { schema: { hide: true } }, (_request, reply) =>
+        page.get('/', { schema: { hide: true }, prefixTrailingSlash: 'slash' }, (_request, reply) =>
           reply.code(503).type('text/html; charset=utf-8').header('cache-control', REVALIDATE).send(NOT_BUILT_HTML),
         )
         return

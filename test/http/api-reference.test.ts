@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { chromium } from 'playwright-core'
 import { buildTestApp } from '../helpers.ts'
-
-const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM) ? false : `SKIPPED: no Chromium at ${CHROMIUM} (install the Debian package "chromium")`
+import { chromiumSkip as skip, launchChromium } from '../support/browser.ts'
 
 const OPERATIONS = [
   'Issue an access token',
@@ -37,18 +33,7 @@ describe('GET /docs', () => {
     await app.listen({ host: '127.0.0.1', port: 0 })
     const { port } = app.server.address() as { port: number }
     const origin = `http://127.0.0.1:${port}`
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    })
+    const { browser, close } = await launchChromium()
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
       const elsewhere: string[] = []
@@ -68,7 +53,7 @@ describe('GET /docs', () => {
       console.log(`screenshot of /docs: ${screenshot}`)
       assert.deepEqual(elsewhere, [])
     } finally {
-      await browser.close()
+      await close()
       await app.close()
     }
   })
