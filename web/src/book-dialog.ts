@@ -76,7 +76,7 @@ export function openBookDialog(
 
   const showConflict = (book: Book) => {
     conflict.replaceChildren(
-      h('p', {}, 'Someone else changed this book while you were editing it, so nothing was saved. It now reads:'),
+      h('p', {}, 'Its values now:'),
       h(
         'dl',
         {},
