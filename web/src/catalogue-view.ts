@@ -64,7 +64,10 @@ export function catalogueView(api: Api): HTMLElement {
     empty.hidden = books.length > 0 || loading !== undefined
     empty.textContent = isFiltered(query) ? 'No books match this search.' : 'The catalogue is empty. Add the first book with “Add book”.'
     loadMore.hidden = next === undefined
-    if (total !== undefined) {
+    if (books.length === 0) {
+      // The message in place of the table says it already.
+      count.textContent = ''
+    } else if (total !== undefined) {
       const what = isFiltered(query) ? `${plural(total, 'book')} match` : `${plural(total, 'book')} in the catalogue`
       count.textContent = books.length < total ? `${what}; showing ${books.length}` : what
     } else {
