@@ -25,8 +25,14 @@ function plural(count: number, word: string): string {
 /** The signed-in page: find, browse, add, edit and delete books. */
 export function catalogueView(api: Api): HTMLElement {
   const messages = createMessages()
-  const search = filterField('Search', { type: 'search', spellcheck: 'false', placeholder: 'Words from a title or an author' })
-  const author = filterField('Filter by author', { type: 'text' })
+  // The service takes at most 200 characters of each (CONTRACT section 9).
+  const search = filterField('Search', {
+    type: 'search',
+    spellcheck: 'false',
+    maxlength: '200',
+    placeholder: 'Words from a title or an author',
+  })
+  const author = filterField('Filter by author', { type: 'text', maxlength: '200' })
   const yearFrom = filterField('From year', { inputmode: 'numeric', class: 'year' })
   const yearTo = filterField('To year', { inputmode: 'numeric', class: 'year' })
   const finder = h(

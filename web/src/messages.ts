@@ -20,7 +20,7 @@ export function describeError(err: unknown): string {
     case 404:
       return 'This book no longer exists: it was deleted meanwhile.'
     case 400:
-      return `The service refused the book: ${err.message}.`
+      return `The service refused the request: ${err.message}.`
     default:
       return `The service answered ${err.status}: ${err.message}.`
   }
