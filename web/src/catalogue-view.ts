@@ -62,6 +62,8 @@ export function catalogueView(api: Api): HTMLElement {
   let next: string | undefined
   let total: number | undefined
   let loading: AbortController | undefined
+  /** The address of the next page while it is being loaded. */
+  let loadingMore: string | undefined
   let timer: ReturnType<typeof setTimeout> | undefined
 
   function render() {
@@ -81,36 +83,37 @@ export function catalogueView(api: Api): HTMLElement {
     }
   }
 
-  /** Loads the first page, or with `more` the next one; a newer load cancels an older one. */
+  /**
+   * Loads the first page, or with `more` the next one. A newer search cancels an older load;
+   * asking again for the page already on its way (a click while scrolling loads it) does nothing.
+   */
   async function load(more = false) {
     const url = more ? next : firstPageUrl(query)
-    if (url === undefined) return
+    if (url === undefined || (more && url === loadingMore)) return
     loading?.abort()
     const controller = new AbortController()
     loading = controller
+    loadingMore = more ? url : undefined
     table.element.setAttribute('aria-busy', 'true')
-    loadMore.disabled = true
     try {
       const page = await api.findBooks(url, controller.signal)
       const firstNew = page.books[0]
+      const buttonHadFocus = document.activeElement === loadMore
       books = more ? [...books, ...page.books] : page.books
       next = page.next
       total = page.total
       messages.clear()
-      loading = undefined
+      loading = loadingMore = undefined
       render()
-      // The button disappears after the last page: the focus goes to the first book it brought.
-      if (more && next === undefined && firstNew) table.focusRow(firstNew.id)
+      // The button disappears after the last page: its focus goes to the first book it brought.
+      if (buttonHadFocus && next === undefined && firstNew) table.focusRow(firstNew.id)
     } catch (err) {
       if (controller.signal.aborted) return
-      loading = undefined
+      loading = loadingMore = undefined
       render()
       messages.error(describeError(err), () => void load(more))
     } finally {
-      if (loading === undefined) {
-        table.element.removeAttribute('aria-busy')
-        loadMore.disabled = false
-      }
+      if (loading === undefined) table.element.removeAttribute('aria-busy')
     }
   }
 
@@ -210,6 +213,13 @@ export function catalogueView(api: Api): HTMLElement {
     })
   })
   loadMore.addEventListener('click', () => void load(true))
+  // More books load as the person scrolls near the end of the table; the button stays for the keyboard.
+  new IntersectionObserver(
+    (entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) void load(true)
+    },
+    { rootMargin: '0px 0px 300px 0px' },
+  ).observe(loadMore)
   finder.addEventListener('input', findSoon)
   finder.addEventListener('submit', (event) => {
     event.preventDefault()
