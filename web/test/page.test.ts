@@ -70,6 +70,11 @@ async function openPage(t: TestContext, service: ListeningService, options: Brow
       problems.push(message.text())
   })
   page.on('pageerror', (err) => problems.push(err.message))
+  // The API's errors are part of the flows; anything else that fails (an asset, an icon) is not.
+  page.on('response', (response) => {
+    const { pathname } = new URL(response.url())
+    if (response.status() >= 400 && !/^\/(token|books?)(\/|$)/.test(pathname)) problems.push(`${response.status()} for ${pathname}`)
+  })
   page.on('dialog', (dialog) => problems.push(`a native ${dialog.type()} dialog opened: ${dialog.message()}`))
   await context.route('**/*', (route) => {
     const url = route.request().url()
