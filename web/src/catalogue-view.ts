@@ -43,7 +43,8 @@ export function catalogueView(api: Api): HTMLElement {
   )
   const count = h('p', { role: 'status', class: 'count' })
   const addButton = h('button', { type: 'button', class: 'primary' }, 'Add book')
-  const empty = h('p', { class: 'empty', hidden: true })
+  // A live region, so that "no match" is heard as well as seen.
+  const empty = h('p', { class: 'empty', role: 'status' })
   const loadMore = h('button', { type: 'button', class: 'load-more', hidden: true }, 'Load more')
   const table = createBookTable({ sort: sortBy, edit, remove })
   const view = h(
@@ -69,8 +70,9 @@ export function catalogueView(api: Api): HTMLElement {
   function render() {
     table.show(books, query.sort)
     table.element.hidden = books.length === 0
-    empty.hidden = books.length > 0 || loading !== undefined
-    empty.textContent = isFiltered(query) ? 'No books match this search.' : 'The catalogue is empty. Add the first book with “Add book”.'
+    if (books.length > 0 || loading !== undefined) empty.textContent = ''
+    else
+      empty.textContent = isFiltered(query) ? 'No books match this search.' : 'The catalogue is empty. Add the first book with “Add book”.'
     loadMore.hidden = next === undefined
     if (books.length === 0) {
       // The message in place of the table says it already.

@@ -175,7 +175,7 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000 }, () => {
     await assertAccessible(page, 'wrong password')
 
     await signedIn(page)
-    await page.getByText('The catalogue is empty. Add the first book with “Add book”.').waitFor()
+    await page.getByRole('status').filter({ hasText: 'The catalogue is empty. Add the first book with “Add book”.' }).waitFor()
     assert.equal(await page.getByRole('table').isVisible(), false)
     await assertAccessible(page, 'empty catalogue')
     await screenshot(page, 'empty-desktop')
