@@ -6,7 +6,7 @@
  *   --connections=N      concurrent connections (BENCH_CONNECTIONS, default 50)
  *   --scale=N,N,…        list sizes for GET /books at scale, or "none" (BENCH_SCALE,
  *                        default 10000,100000,1000000)
- *   --only=PART,…        some of sqlite, logs, workers, postgres, scale (BENCH_ONLY, default all)
+ *   --only=PART,…        some of sqlite, logs, workers, postgres, scale, transfer (BENCH_ONLY, default all)
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,8 +19,9 @@ import { describeMachine, scaleTable, table, writeResults, type Section } from '
 import { measureScale, type ScalePoint } from './bench/scale.ts'
 import { startService, type ServiceOptions } from './bench/service.ts'
 import { everyOperation, readOnly, runSteps, type Step } from './bench/suite.ts'
+import { measureTransfer, transferTable } from './bench/transfer.ts'
 
-const PARTS = ['sqlite', 'logs', 'workers', 'postgres', 'scale']
+const PARTS = ['sqlite', 'logs', 'workers', 'postgres', 'scale', 'transfer']
 const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: process.env.BENCH_DURATION ?? '5' },
@@ -77,6 +78,7 @@ async function section(title: string, options: ServiceOptions, steps: Steps, des
 
 const sections: Section[] = []
 let scale: ScalePoint[] = []
+let transfer: Awaited<ReturnType<typeof measureTransfer>> | undefined
 try {
   if (parts.has('sqlite')) {
     sections.push(await section('SQLite', { dbUrl: `sqlite:${join(work, 'main.db')}` }, (s) => everyOperation(s, load)))
@@ -99,6 +101,10 @@ try {
     log('GET /books at scale (SQLite)')
     scale = await measureScale(join(work, 'scale.db'), sizes, log)
   }
+  if (parts.has('transfer')) {
+    log('Import and export')
+    transfer = await measureTransfer({ rows: 100_000, exportBooks: 1_000_000, engines: ['sqlite', 'postgres'], log })
+  }
 } finally {
   rmSync(work, { recursive: true, force: true })
 }
@@ -109,5 +115,9 @@ if (scale.length > 0) {
   log('')
   log(scaleTable(scale))
 }
-const file = writeResults({ startedAt: startedAt.toISOString(), machine, load, logLevel: 'warn', sections, scale }, startedAt)
+if (transfer) {
+  log('')
+  log(transferTable(transfer))
+}
+const file = writeResults({ startedAt: startedAt.toISOString(), machine, load, logLevel: 'warn', sections, scale, transfer }, startedAt)
 log(`\nresults: ${file}`)

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { parseEnv } from 'node:util'
+import { STORE_DEADLINE_MS } from './store/store.ts'
 
 export type Env = Record<string, string | undefined>
 
@@ -31,7 +32,12 @@ export interface Config {
   limits: ConnectionLimits
   /** Worker processes sharing the port; 1 runs the service in this process. */
   workers: number
-  /** How long requests in flight may take to finish once a shutdown signal arrives. */
+  /**
+   * How long an instance keeps serving after a shutdown signal, not ready and closing each
+   * connection after its answer, so that proxies stop sending to it before it stops listening.
+   */
+  shutdownDelayMs: number
+  /** How long requests in flight may take to finish once the instance has stopped listening. */
   shutdownGraceMs: number
   /** Said once at start-up: what was generated because it was not configured. */
   notices: string[]
@@ -90,6 +96,11 @@ function parsePort(raw: string | undefined): number {
 
 const MAX_WORKERS = 256
 const MAX_GRACE_MS = 10 * 60 * 1000
+/**
+ * In production, long enough for a proxy that checks `/readyz` every 250 ms to see the instance
+ * fail a few checks in a row and stop sending to it; elsewhere Ctrl-C stops at once.
+ */
+export const PRODUCTION_SHUTDOWN_DELAY_MS = 2000
 
 function parseWorkers(raw: string | undefined): number {
   if (raw === undefined) return 1
@@ -241,8 +252,8 @@ export function loadConfig(env: Env): Config {
     dbUrl,
     dbPoolSize: parseBoundedInt(env, 'DB_POOL_SIZE', 10, 1, 1000),
     dbConnectTimeoutMs: parseBoundedInt(env, 'DB_CONNECT_TIMEOUT_MS', 2000, 1, 600_000),
-    // Requests that need an unreachable or stalled store must end within 5 s, so the default stays below.
-    dbQueryTimeoutMs: parseBoundedInt(env, 'DB_QUERY_TIMEOUT_MS', 4000, 1, 600_000),
+    // A second below the deadline leaves the rest of the request time to answer.
+    dbQueryTimeoutMs: parseBoundedInt(env, 'DB_QUERY_TIMEOUT_MS', STORE_DEADLINE_MS - 1000, 1, 600_000),
     secret,
     previousSecret,
     username,
@@ -254,6 +265,7 @@ export function loadConfig(env: Env): Config {
     sqliteSynchronous: parseSynchronous(value(env, 'SQLITE_SYNCHRONOUS')),
     limits: parseLimits(env),
     workers,
+    shutdownDelayMs: parseBoundedInt(env, 'SHUTDOWN_DELAY_MS', production ? PRODUCTION_SHUTDOWN_DELAY_MS : 0, 0, MAX_GRACE_MS),
     shutdownGraceMs: parseBoundedInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, MAX_GRACE_MS),
     notices,
   }

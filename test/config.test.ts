@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { availableParallelism, tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, test } from 'node:test'
 import { ConfigError, DEFAULT_LIMITS, loadConfig, readEnv } from '../src/config.ts'
 import { buildTestApp } from './helpers.ts'
+import { temporaryDirectory } from './support/temporary.ts'
 
 const production = {
   NODE_ENV: 'production',
@@ -125,7 +126,7 @@ describe('configuration', () => {
 
   describe('.env', () => {
     test('is read from the directory when present; real environment variables win', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'books-env-'))
+      const dir = temporaryDirectory('books-env-')
       writeFileSync(join(dir, '.env'), 'AUTH_USERNAME=from-file\nAUTH_PASSWORD="quoted secret"\n# a comment\nPORT=9000\n')
       const env = readEnv(dir, { PORT: '9100' })
       assert.equal(env.AUTH_USERNAME, 'from-file')
@@ -134,7 +135,7 @@ describe('configuration', () => {
     })
 
     test('is optional', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'books-env-'))
+      const dir = temporaryDirectory('books-env-')
       assert.deepEqual(readEnv(dir, { PORT: '1' }), { PORT: '1' })
     })
   })
@@ -202,6 +203,23 @@ describe('WORKERS', () => {
   it('refuses more than one worker on a store that each process would have to itself', () => {
     assert.throws(() => loadConfig({ WORKERS: '2', DB_URL: 'sqlite::memory:' }), ConfigError)
     assert.equal(loadConfig({ WORKERS: '2', DB_URL: 'sqlite:./data/books.db' }).workers, 2)
+  })
+})
+
+describe('SHUTDOWN_DELAY_MS', () => {
+  const production = { NODE_ENV: 'production', SECRET_TOKEN: 's'.repeat(32), AUTH_USERNAME: 'u', AUTH_PASSWORD: 'p' }
+
+  it('is 2 s in production and 0 elsewhere by default, and any whole number of milliseconds up to 10 minutes', () => {
+    assert.equal(loadConfig(production).shutdownDelayMs, 2000)
+    assert.equal(loadConfig({}).shutdownDelayMs, 0)
+    assert.equal(loadConfig({ ...production, SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs, 0)
+    assert.equal(loadConfig({ SHUTDOWN_DELAY_MS: '600000' }).shutdownDelayMs, 600_000)
+  })
+
+  it('refuses anything else, naming the variable', () => {
+    for (const raw of ['-1', '1.5', '2s', '600001']) {
+      assert.throws(() => loadConfig({ SHUTDOWN_DELAY_MS: raw }), /SHUTDOWN_DELAY_MS must/, raw)
+    }
   })
 })
 

@@ -10,14 +10,18 @@ import { adminQuery, connectAdmin, createTestSchema, type TestSchema } from './s
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 const INSTANCES = 4
 
-/** Polls until `count` sessions of the service wait for a lock while migrating; false after `timeoutMs`. */
+/**
+ * Polls until `count` sessions of the service wait to migrate: the one that holds the migration
+ * lock waits for a table lock, the others ask for the migration lock again and again; false after
+ * `timeoutMs`.
+ */
 async function sessionsWaitingToMigrate(count: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     const { rows } = await adminQuery(
       `SELECT count(*)::int AS waiting FROM pg_stat_activity
        WHERE datname = current_database() AND application_name = $1
-         AND wait_event_type = 'Lock' AND query LIKE '%migrations%'`,
+         AND query LIKE '%migrations%' AND (wait_event_type = 'Lock' OR query LIKE '%pg_try_advisory_lock%')`,
       [APPLICATION_NAME],
     )
     if (rows[0].waiting >= count) return true
@@ -42,7 +46,7 @@ describe('several instances on one PostgreSQL database', { skip: postgres.skip }
     await gate.query(`CREATE TABLE ${schema.name}.schema_migrations (version integer)`)
     const env = serviceEnv(schema.url)
     const starting = Promise.allSettled(Array.from({ length: INSTANCES }, () => startService(env)))
-    allReachedTheGate = await sessionsWaitingToMigrate(INSTANCES, 15_000)
+    allReachedTheGate = await sessionsWaitingToMigrate(INSTANCES, 60_000)
     await gate.query('ROLLBACK')
     await gate.end()
     started = await starting

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net'
-import type { LoginFailureStore } from '../store/store.ts'
+import type { LoginFailureRepository } from '../store/store.ts'
 
 export interface LoginLimiterOptions {
   /** Failed logins allowed within one window; the next attempt is refused. */
@@ -49,16 +49,16 @@ export interface LoginLimiter {
  * the failures older than the window, so the table holds at most one window's worth.
  */
 export class StoreLoginLimiter implements LoginLimiter {
-  readonly #store: LoginFailureStore
+  readonly #failures: LoginFailureRepository
   readonly #maxFailures: number
   readonly #windowMs: number
   readonly #now: () => number
 
   constructor(
-    store: LoginFailureStore,
+    failures: LoginFailureRepository,
     { maxFailures = LOGIN_MAX_FAILURES, windowMs = LOGIN_WINDOW_MS, now = Date.now }: LoginLimiterOptions = {},
   ) {
-    this.#store = store
+    this.#failures = failures
     this.#maxFailures = maxFailures
     this.#windowMs = windowMs
     this.#now = now
@@ -66,7 +66,7 @@ export class StoreLoginLimiter implements LoginLimiter {
 
   async retryAfterSeconds(address: string): Promise<number> {
     const now = this.#now()
-    const times = await this.#store.recentLoginFailures(clientKey(address), now - this.#windowMs, this.#maxFailures)
+    const times = await this.#failures.recent(clientKey(address), now - this.#windowMs, this.#maxFailures)
     if (times.length < this.#maxFailures) return 0
     // The oldest of the newest `maxFailures`: once it leaves the window, fewer remain in it.
     return Math.max(1, Math.ceil((times.at(-1)! + this.#windowMs - now) / 1000))
@@ -74,6 +74,6 @@ export class StoreLoginLimiter implements LoginLimiter {
 
   recordFailure(address: string): Promise<void> {
     const now = this.#now()
-    return this.#store.recordLoginFailure(clientKey(address), now, now - this.#windowMs)
+    return this.#failures.record(clientKey(address), now, now - this.#windowMs)
   }
 }

@@ -12,6 +12,8 @@ export interface Metrics {
   render(): Promise<string>
   observeRequest(method: string, route: string, status: number, seconds: number): void
   observeStore(operation: string, outcome: StoreOutcome, seconds: number): void
+  /** Counts books stored by imports. */
+  countImportedBooks(count: number): void
   /** Reports the store's connection pool, read at every scrape. */
   watchConnections(read: () => ConnectionStats): void
 }
@@ -48,6 +50,12 @@ export function createMetrics({ processMetrics = true, render }: MetricsOptions 
     registers: [registry],
   })
 
+  const importedBooks = new Counter({
+    name: 'books_imported_total',
+    help: 'Books stored by POST /books/import',
+    registers: [registry],
+  })
+
   return {
     registry,
     contentType: registry.contentType,
@@ -59,6 +67,9 @@ export function createMetrics({ processMetrics = true, render }: MetricsOptions 
     },
     observeStore(operation, outcome, seconds) {
       storeDuration.observe({ operation, outcome }, seconds)
+    },
+    countImportedBooks(count) {
+      importedBooks.inc(count)
     },
     watchConnections(read) {
       new Gauge({

@@ -1,19 +1,22 @@
 import type { FastifyInstance } from 'fastify'
 import Type from 'typebox'
 import { envelope } from '../http/envelope.ts'
+import { HttpError } from '../http/http-error.ts'
+import type { Lifecycle } from '../lifecycle.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { Failure, RETRY_AFTER, Success, withHeaders } from '../schemas.ts'
-import { StoreUnavailableError, type BookStore } from '../store/store.ts'
+import { STORE_DEADLINE_MS, StoreUnavailableError, type Store } from '../store/store.ts'
 
 export interface OperationRouteOptions {
-  store: BookStore
+  store: Pick<Store, 'ping'>
   metrics: Pick<Metrics, 'render' | 'contentType'>
+  lifecycle: Pick<Lifecycle, 'draining'>
 }
 
-/** A store that has not answered by then counts as down (CONTRACT: 503 within 5 s). */
-const READINESS_TIMEOUT_MS = 5000
+/** A draining instance will not be ready again; its replacement usually is within seconds. */
+const DRAINING_RETRY_AFTER_SECONDS = '1'
 
-function pingWithin(store: BookStore, ms: number): Promise<void> {
+function pingWithin(store: Pick<Store, 'ping'>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`the store did not answer within ${ms} ms`)), ms)
@@ -22,7 +25,7 @@ function pingWithin(store: BookStore, ms: number): Promise<void> {
 }
 
 /** Probes and metrics for operators and orchestrators: public, and outside the book interface. */
-export async function operationRoutes(app: FastifyInstance, { store, metrics }: OperationRouteOptions) {
+export async function operationRoutes(app: FastifyInstance, { store, metrics, lifecycle }: OperationRouteOptions) {
   const tags = ['Operations']
   const security: [] = []
 
@@ -44,22 +47,28 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
     '/readyz',
     {
       schema: {
-        summary: 'Readiness: the store answers',
+        summary: 'Readiness: the store answers and the instance is not shutting down',
         operationId: 'readiness',
         tags,
         security,
         response: {
           200: Success(200, 'OK', Type.Null(), null, 'The store answered: requests can be served'),
           503: withHeaders(
-            Failure(503, 'The store did not answer within 5 s or failed; `Retry-After` says when to ask again', 'Service unavailable'),
+            Failure(
+              503,
+              `The instance is shutting down, or the store did not answer within ${STORE_DEADLINE_MS / 1000} s or failed; \`Retry-After\` says when to ask again`,
+              'Service unavailable',
+            ),
             RETRY_AFTER,
           ),
         },
       },
     },
     async () => {
+      // A proxy that checks readiness stops sending here while the instance still serves.
+      if (lifecycle.draining) throw new HttpError(503, 'Service unavailable', { 'retry-after': DRAINING_RETRY_AFTER_SECONDS })
       try {
-        await pingWithin(store, READINESS_TIMEOUT_MS)
+        await pingWithin(store, STORE_DEADLINE_MS)
       } catch (err) {
         throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(err)
       }

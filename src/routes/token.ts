@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { CredentialCheck } from '../auth/credentials.ts'
 import { clientKey, type LoginLimiter } from '../auth/login-limiter.ts'
 import type { TokenService } from '../auth/tokens.ts'
+import { parseBodiesAsJson } from '../http/body-parser.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
 import { Failure, failures, LoginRequest, RETRY_AFTER, Success, TokenPayload, withHeaders } from '../schemas.ts'
@@ -30,6 +31,7 @@ function oneAtATimePerKey() {
 }
 
 export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentials, limiter }: TokenRouteOptions) {
+  parseBodiesAsJson(app)
   /** `request.ip` is the socket's peer, or the forwarded client when TRUST_PROXY trusts that peer. */
   async function refuseWhileLimited(request: FastifyRequest): Promise<void> {
     const retryAfter = await limiter.retryAfterSeconds(request.ip)

@@ -1,16 +1,17 @@
 import pg, { type QueryResultRow } from 'pg'
 import { batchedLookup } from './batched-lookup.ts'
+import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
 import { classifyPostgresError } from './postgres-errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
 import {
   StoreUnavailableError,
   type Book,
-  type BookChanges,
-  type BookPageJson,
-  type NewBook,
+  type BookRepository,
+  type IdempotencyKeyRepository,
+  type LoginFailureRepository,
+  type Repositories,
   type Store,
   type StoredBook,
-  type UpdateResult,
 } from './store.ts'
 
 export interface PostgresOptions {
@@ -77,6 +78,42 @@ const RECENT_LOGIN_FAILURES: Statement = {
   text: `SELECT failed_at FROM login_failures WHERE client_key = $1 AND failed_at > $2
   ORDER BY failed_at DESC LIMIT $3`,
 }
+// Arrays in, one statement per batch; ordinality keeps the rows, and so their ids, in array order.
+const INSERT_MANY: Statement = {
+  name: 'books_insert_many',
+  text: `INSERT INTO books (title, author, year)
+  SELECT title, author, year FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS r (title, author, year, n)
+  ORDER BY n
+  RETURNING id`,
+}
+// Expired keys go a few at a time with each claim; SKIP LOCKED so that claims never wait on each other's purge.
+const CLAIM_KEY: Statement = {
+  name: 'idempotency_keys_claim',
+  text: `WITH expired AS (
+    DELETE FROM idempotency_keys WHERE ctid IN
+      (SELECT ctid FROM idempotency_keys WHERE created_at <= $5 AND NOT (scope = $1 AND key = $2)
+       LIMIT 100 FOR UPDATE SKIP LOCKED)
+  )
+  INSERT INTO idempotency_keys AS held (scope, key, created_at, locked_until) VALUES ($1, $2, $3, $4)
+  ON CONFLICT (scope, key) DO UPDATE
+    SET created_at = excluded.created_at, locked_until = excluded.locked_until,
+        fingerprint = NULL, status = NULL, headers = NULL, body = NULL
+    WHERE (held.status IS NULL AND held.locked_until <= $3) OR held.created_at <= $5
+  RETURNING true AS claimed`,
+}
+const SELECT_KEY: Statement = {
+  name: 'idempotency_keys_select',
+  text: 'SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = $1 AND key = $2',
+}
+const COMPLETE_KEY: Statement = {
+  name: 'idempotency_keys_complete',
+  text: `UPDATE idempotency_keys SET fingerprint = $3, status = $4, headers = $5, body = $6
+  WHERE scope = $1 AND key = $2 AND status IS NULL`,
+}
+const RELEASE_KEY: Statement = {
+  name: 'idempotency_keys_release',
+  text: 'DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status IS NULL',
+}
 const PING: Statement = { name: 'books_ping', text: 'SELECT 1' }
 
 /**
@@ -91,10 +128,81 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
 }
 
+/** Runs one statement, on the pool or on the client a transaction holds. */
+type Query = <R extends QueryResultRow>(statement: Statement, values: unknown[]) => Promise<pg.QueryResult<R>>
+
+function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | undefined>): BookRepository {
+  return {
+    async create(book) {
+      const { rows } = await query<StoredBook>(INSERT, [book.title, book.author, book.year])
+      return rows[0]!
+    },
+    async createMany(books) {
+      const { rows } = await query<{ id: number }>(INSERT_MANY, [
+        books.map((book) => book.title),
+        books.map((book) => book.author),
+        books.map((book) => book.year),
+      ])
+      return rows.map((row) => row.id).sort((a, b) => a - b)
+    },
+    get,
+    async list(after, limit) {
+      return (await query<Book>(PAGE, [after, limit])).rows
+    },
+    async listJson(after, limit) {
+      const { rows } = await query<{ json: string; count: number; lastId: number | null }>(PAGE_JSON, [after, limit])
+      const { json, count, lastId } = rows[0]!
+      return { json, count, lastId: lastId ?? undefined }
+    },
+    async update(id, changes, expectedRevisions) {
+      const { title = null, author = null, year = null } = changes
+      const { rows } = await query<StoredBook>(UPDATE, [title, author, year, id, expectedRevisions ?? null])
+      if (rows[0]) return { outcome: 'updated', book: rows[0] }
+      return { outcome: (await query(EXISTS, [id])).rowCount ? 'stale' : 'missing' }
+    },
+    async delete(id) {
+      return ((await query(DELETE, [id])).rowCount ?? 0) > 0
+    },
+  }
+}
+
+function loginFailureRepository(query: Query): LoginFailureRepository {
+  return {
+    async record(key, at, expiredUpTo) {
+      await query(RECORD_LOGIN_FAILURE, [key, at, expiredUpTo])
+    },
+    async recent(key, since, limit) {
+      const { rows } = await query<{ failed_at: number }>(RECENT_LOGIN_FAILURES, [key, since, limit])
+      return rows.map((row) => row.failed_at)
+    },
+  }
+}
+
+function idempotencyKeyRepository(query: Query): IdempotencyKeyRepository {
+  return {
+    async claim(scope, key, at, lockedUntil, expiredUpTo) {
+      const claimed = await query(CLAIM_KEY, [scope, key, at, lockedUntil, expiredUpTo])
+      if ((claimed.rowCount ?? 0) > 0) return { state: 'claimed' }
+      const { rows } = await query<KeyRow>(SELECT_KEY, [scope, key])
+      return keyClaimOf(rows[0])
+    },
+    async complete(scope, key, fingerprint, answer) {
+      const { rowCount } = await query(COMPLETE_KEY, [scope, key, fingerprint, answer.status, JSON.stringify(answer.headers), answer.body])
+      if (rowCount !== 1) throw new Error('The idempotency key is no longer held by this request')
+    },
+    async release(scope, key) {
+      await query(RELEASE_KEY, [scope, key])
+    },
+  }
+}
+
+/** The store in a PostgreSQL schema, through a pool of connections. */
 export class PostgresBookStore implements Store {
+  readonly books: BookRepository
+  readonly loginFailures: LoginFailureRepository
+  readonly idempotencyKeys: IdempotencyKeyRepository
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
-  readonly #lookup = batchedLookup(async (ids) => (await this.#query<StoredBook>(SELECT, [ids])).rows)
 
   private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {
     this.#queryTimeoutMs = queryTimeoutMs
@@ -113,6 +221,11 @@ export class PostgresBookStore implements Store {
     // An idle connection that breaks (server restart, network cut) is dropped by the pool and
     // reported here; the next operation opens a fresh one, and its failure is what a request sees.
     this.#pool.on('error', () => {})
+    const query = this.#queryOn(this.#pool)
+    const lookup = batchedLookup(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
+    this.books = bookRepository(query, lookup)
+    this.loginFailures = loginFailureRepository(query)
+    this.idempotencyKeys = idempotencyKeyRepository(query)
   }
 
   /** Brings the schema up to date, then serves; fails with StoreUnavailableError when unreachable. */
@@ -125,55 +238,63 @@ export class PostgresBookStore implements Store {
     return new PostgresBookStore(options)
   }
 
-  async #query<R extends QueryResultRow>({ name, text }: Statement, values: unknown[]): Promise<pg.QueryResult<R>> {
+  /** Runs `config` on `target` within the deadline, with its failure classified. */
+  async #run<R extends QueryResultRow>(target: pg.Pool | pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
     try {
-      return await withDeadline(this.#pool.query<R>({ name, text, values }), this.#queryTimeoutMs)
+      return await withDeadline(target.query<R>(config), this.#queryTimeoutMs)
     } catch (err) {
       throw classifyPostgresError(err)
     }
   }
 
-  async create(book: NewBook): Promise<StoredBook> {
-    const { rows } = await this.#query<StoredBook>(INSERT, [book.title, book.author, book.year])
-    return rows[0]!
+  #queryOn(target: pg.Pool | pg.PoolClient): Query {
+    return ({ name, text }, values) => this.#run(target, { name, text, values })
   }
 
-  get(id: number): Promise<StoredBook | undefined> {
-    return this.#lookup(id)
-  }
-
-  async list(after: number, limit: number): Promise<Book[]> {
-    return (await this.#query<Book>(PAGE, [after, limit])).rows
-  }
-
-  async listJson(after: number, limit: number): Promise<BookPageJson> {
-    const { rows } = await this.#query<{ json: string; count: number; lastId: number | null }>(PAGE_JSON, [after, limit])
-    const { json, count, lastId } = rows[0]!
-    return { json, count, lastId: lastId ?? undefined }
-  }
-
-  async update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
-    const { title = null, author = null, year = null } = changes
-    const { rows } = await this.#query<StoredBook>(UPDATE, [title, author, year, id, expectedRevisions ?? null])
-    if (rows[0]) return { outcome: 'updated', book: rows[0] }
-    return { outcome: (await this.#query(EXISTS, [id])).rowCount ? 'stale' : 'missing' }
-  }
-
-  async delete(id: number): Promise<boolean> {
-    return ((await this.#query(DELETE, [id])).rowCount ?? 0) > 0
-  }
-
-  async recordLoginFailure(key: string, at: number, expiredUpTo: number): Promise<void> {
-    await this.#query(RECORD_LOGIN_FAILURE, [key, at, expiredUpTo])
-  }
-
-  async recentLoginFailures(key: string, since: number, limit: number): Promise<number[]> {
-    const { rows } = await this.#query<{ failed_at: number }>(RECENT_LOGIN_FAILURES, [key, since, limit])
-    return rows.map((row) => row.failed_at)
+  async transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient
+    try {
+      // The pool's connection timeout bounds both the wait for a free connection and opening one.
+      client = await this.#pool.connect()
+    } catch (err) {
+      throw classifyPostgresError(err)
+    }
+    let open = true
+    const onClient = this.#queryOn(client)
+    // Once the transaction has settled, a statement would run outside it: it fails instead.
+    const query: Query = (statement, values) =>
+      open ? onClient(statement, values) : Promise.reject(new Error('The transaction has ended'))
+    const get = async (id: number) => {
+      const { rows } = await query<StoredBook>(SELECT, [[id]])
+      return rows[0]
+    }
+    let broken: Error | undefined
+    try {
+      await this.#run(client, { text: 'BEGIN' })
+      const result = await work({
+        books: bookRepository(query, get),
+        loginFailures: loginFailureRepository(query),
+        idempotencyKeys: idempotencyKeyRepository(query),
+      })
+      open = false
+      await this.#run(client, { text: 'COMMIT' })
+      return result
+    } catch (err) {
+      open = false
+      try {
+        await this.#run(client, { text: 'ROLLBACK' })
+      } catch (rollbackFailure) {
+        // A connection that cannot roll back is in an unknown state: the pool closes it.
+        broken = rollbackFailure as Error
+      }
+      throw err
+    } finally {
+      client.release(broken)
+    }
   }
 
   async ping(): Promise<void> {
-    await this.#query(PING, [])
+    await this.#run(this.#pool, { ...PING, values: [] })
   }
 
   async close(): Promise<void> {

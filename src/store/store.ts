@@ -23,12 +23,11 @@ export type BookChanges = Partial<NewBook>
 
 export type UpdateResult = { outcome: 'updated'; book: StoredBook } | { outcome: 'missing' } | { outcome: 'stale' }
 
-/**
- * Where books live. One implementation per engine; each applies its own
- * migrations when opened and reports an unreachable engine as StoreUnavailableError.
- */
-export interface BookStore {
+/** The books: one repository per engine, plain methods that each run as one atomic step. */
+export interface BookRepository {
   create(book: NewBook): Promise<StoredBook>
+  /** Stores every book in one statement; their new ids, in the order of `books`. */
+  createMany(books: NewBook[]): Promise<number[]>
   get(id: number): Promise<StoredBook | undefined>
   /** Books with an id greater than `after`, ascending, at most `limit` of them. */
   list(after: number, limit: number): Promise<Book[]>
@@ -44,26 +43,83 @@ export interface BookStore {
   update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult>
   /** True when a book was deleted. */
   delete(id: number): Promise<boolean>
-  /** Resolves when the engine answers. */
-  ping(): Promise<void>
-  /** The state of the engine's connection pool, for metrics; absent where the driver has no pool. */
-  connections?(): ConnectionStats
-  close(): Promise<void>
 }
 
 /**
  * Failed logins, kept in the store so that every process and instance using it counts the same
  * ones. Times are milliseconds since the epoch.
  */
-export interface LoginFailureStore {
+export interface LoginFailureRepository {
   /** Records a failure of `key` at `at`, and deletes every failure, of any key, at or before `expiredUpTo`. */
-  recordLoginFailure(key: string, at: number, expiredUpTo: number): Promise<void>
+  record(key: string, at: number, expiredUpTo: number): Promise<void>
   /** The times of the newest `limit` failures of `key` after `since`, newest first. */
-  recentLoginFailures(key: string, since: number, limit: number): Promise<number[]>
+  recent(key: string, since: number, limit: number): Promise<number[]>
 }
 
-/** What each engine implements: the books and the failed logins, in one database. */
-export type Store = BookStore & LoginFailureStore
+/** The answer a request with an `Idempotency-Key` gave, kept to answer its retries. */
+export interface StoredAnswer {
+  status: number
+  /** The headers a replay repeats, by lower-case name. */
+  headers: Record<string, string>
+  /** The body as sent. */
+  body: string
+}
+
+/** What claiming a key found: it is now the caller's, another request holds it, or it has an answer. */
+export type KeyClaim = { state: 'claimed' } | { state: 'running' } | { state: 'done'; fingerprint: string; answer: StoredAnswer }
+
+/**
+ * Keys of retried writes, kept in the store so that a retry reaching any process or instance
+ * finds the first request's answer. Times are milliseconds since the epoch.
+ */
+export interface IdempotencyKeyRepository {
+  /**
+   * Takes `key` of `scope` for a request that holds it until `lockedUntil`, unless another
+   * request holds it or has answered it; a key whose holder's time ran out, or created at or
+   * before `expiredUpTo`, is taken afresh. Deletes some keys created at or before `expiredUpTo`.
+   */
+  claim(scope: string, key: string, at: number, lockedUntil: number, expiredUpTo: number): Promise<KeyClaim>
+  /** Records the answer of a claimed key; fails when the key is no longer held. Run it in the write's transaction. */
+  complete(scope: string, key: string, fingerprint: string, answer: StoredAnswer): Promise<void>
+  /** Lets go of a claimed key that has no answer. */
+  release(scope: string, key: string): Promise<void>
+}
+
+/** Every repository of the store, each holding the queries of one kind of record. */
+export interface Repositories {
+  books: BookRepository
+  loginFailures: LoginFailureRepository
+  idempotencyKeys: IdempotencyKeyRepository
+}
+
+/**
+ * The names of the repositories, for code that treats each alike (instrumentation, transactions);
+ * the type check fails when a repository is added to `Repositories` but not here.
+ */
+export const REPOSITORY_NAMES = Object.keys({
+  books: true,
+  loginFailures: true,
+  idempotencyKeys: true,
+} satisfies Record<keyof Repositories, true>) as (keyof Repositories)[]
+
+/**
+ * Where the service keeps its records: one implementation per engine, holding every repository.
+ * Each applies its own migrations when opened and reports an unreachable engine as
+ * StoreUnavailableError.
+ */
+export interface Store extends Repositories {
+  /**
+   * Runs `work` with repositories bound to one transaction: everything it does commits when the
+   * promise it returns resolves, and none of it when it rejects (the rejection is passed on).
+   * The repositories must not be used after `work` settles; transactions do not nest.
+   */
+  transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T>
+  /** Resolves when the engine answers. */
+  ping(): Promise<void>
+  /** The state of the engine's connection pool, for metrics; absent where the driver has no pool. */
+  connections?(): ConnectionStats
+  close(): Promise<void>
+}
 
 export interface ConnectionStats {
   /** Open connections, in use or idle. */
@@ -73,8 +129,23 @@ export interface ConnectionStats {
   waiting: number
 }
 
-/** The engine cannot be reached or did not answer in time; the request may succeed later. */
+/**
+ * Longest a request that needs the store may take before it is answered (CONTRACT: 503 within
+ * 5 s): the readiness probe waits this long, and the default operation timeout stays below it.
+ */
+export const STORE_DEADLINE_MS = 5000
+
+/** Seconds a client should wait before trying again when the store is unavailable. */
+export const STORE_RETRY_AFTER_SECONDS = 5
+
+/**
+ * The engine cannot be reached or did not answer in time; the request may succeed later. It
+ * carries its answer, 503 with `Retry-After`, so that the HTTP layer needs no knowledge of it.
+ */
 export class StoreUnavailableError extends Error {
+  readonly statusCode = 503
+  readonly headers: Record<string, string> = { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) }
+
   constructor(cause: unknown) {
     super('The store is unavailable', { cause })
     this.name = 'StoreUnavailableError'
