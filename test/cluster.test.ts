@@ -12,7 +12,8 @@ const isListening = (line: LogLine) => /^Server listening at /.test(line.msg ?? 
 
 describe('WORKERS=2', { timeout: 120_000 }, () => {
   it('shares the port, creates and updates concurrently without a failure, sums metrics, restarts a dead worker, and drains every worker on SIGTERM', async () => {
-    const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2' }))
+    // 200 requests at once from one address: more than one address's share of connections.
+    const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2', MAX_CONNECTIONS_PER_ADDRESS: '1000' }))
     try {
       const port = await service.port()
       await service.waitForLine((line) => service.lines.filter(isListening).length === 2 && isListening(line))

@@ -8,7 +8,7 @@ import { call, login, runToExit, startService } from './support/service.ts'
 import { temporaryDirectory } from './support/temporary.ts'
 
 const credentials = { AUTH_USERNAME: 'librarian', AUTH_PASSWORD: 'a long passphrase' }
-const productionEnv = { NODE_ENV: 'production', SECRET_TOKEN: 'p'.repeat(40), ...credentials }
+const productionEnv = { NODE_ENV: 'production', SECRET_TOKEN: 'hG4tW9qZ2vL7nB1xK8cR5mJ3sD6fY0pA', ...credentials }
 
 function tempDir() {
   return temporaryDirectory('books-main-')

@@ -27,7 +27,11 @@ export interface MetricsOptions {
 
 export function createMetrics({ processMetrics = true, render }: MetricsOptions = {}): Metrics & { registry: Registry } {
   const registry = new Registry()
-  if (processMetrics) collectDefaultMetrics({ register: registry })
+  if (processMetrics) {
+    collectDefaultMetrics({ register: registry })
+    // It names the runtime's exact version: what an attacker looks up first.
+    registry.removeSingleMetric('nodejs_version_info')
+  }
 
   const requests = new Counter({
     name: 'http_requests_total',

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import Type from 'typebox'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
@@ -11,6 +11,8 @@ export interface OperationRouteOptions {
   store: Pick<Store, 'ping'>
   metrics: Pick<Metrics, 'render' | 'contentType'>
   lifecycle: Pick<Lifecycle, 'draining'>
+  /** Refuses the clients that may not read the metrics. */
+  metricsAccess: onRequestHookHandler
 }
 
 /** A draining instance will not be ready again; its replacement usually is within seconds. */
@@ -25,7 +27,7 @@ function pingWithin(store: Pick<Store, 'ping'>, ms: number): Promise<void> {
 }
 
 /** Probes and metrics for operators and orchestrators: public, and outside the book interface. */
-export async function operationRoutes(app: FastifyInstance, { store, metrics, lifecycle }: OperationRouteOptions) {
+export async function operationRoutes(app: FastifyInstance, { store, metrics, lifecycle, metricsAccess }: OperationRouteOptions) {
   const tags = ['Operations']
   const security: [] = []
 
@@ -82,7 +84,7 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics, li
       schema: {
         summary: 'Metrics in Prometheus text format',
         description:
-          'Requests by method, route pattern and status (counts and latency histograms), store operations by outcome, and process metrics.',
+          'Requests by method, route pattern and status (counts and latency histograms), store operations by outcome, and process metrics. With `METRICS_TOKEN` set, only for `Authorization: Bearer <METRICS_TOKEN>`; otherwise only for clients on the same machine.',
         operationId: 'metrics',
         tags,
         security,
@@ -93,8 +95,11 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics, li
               'text/plain': { schema: Type.String({ examples: ['http_requests_total{method="GET",route="/books",status="200"} 3'] }) },
             },
           },
+          401: Failure(401, '`METRICS_TOKEN` is set and the request does not carry it', 'Invalid token'),
+          403: Failure(403, '`METRICS_TOKEN` is not set and the client is not on this machine', 'Forbidden'),
         },
       },
+      onRequest: metricsAccess,
     },
     async (_request, reply) => {
       const text = await metrics.render()

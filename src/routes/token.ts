@@ -35,7 +35,11 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
   /** `request.ip` is the socket's peer, or the forwarded client when TRUST_PROXY trusts that peer. */
   async function refuseWhileLimited(request: FastifyRequest): Promise<void> {
     const retryAfter = await limiter.retryAfterSeconds(request.ip)
-    if (retryAfter > 0) throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
+    if (retryAfter > 0) {
+      // The line carries the request id; never the body, which holds the password.
+      request.log.warn({ clientAddress: request.ip, retryAfterSeconds: retryAfter }, 'login refused: too many failed logins')
+      throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
+    }
   }
   const oneAtATime = oneAtATimePerKey()
 
@@ -92,6 +96,7 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
           // Counted before the answer leaves: the client learns nothing from an uncounted guess,
           // and a store that cannot count it answers 503 instead.
           await limiter.recordFailure(request.ip)
+          request.log.warn({ clientAddress: request.ip }, 'login failed: wrong username or password')
           throw new HttpError(401, 'Invalid credentials')
         }
       })

@@ -1,8 +1,7 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
 import { loadMigrations } from './migrations.ts'
+import { createPrivateDatabaseFile } from './private-files.ts'
 import {
   StoreUnavailableError,
   type Book,
@@ -250,7 +249,7 @@ export class SqliteBookStore implements Store {
   readonly #turn: TurnTransaction
 
   constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal' }: SqliteOptions) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    if (path !== ':memory:') createPrivateDatabaseFile(path)
     const db = new DatabaseSync(path)
     this.#db = db
     try {

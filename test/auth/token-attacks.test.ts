@@ -42,6 +42,18 @@ function paddedToken(length: number): string {
   }
 }
 
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+
+/** The parts with part `at`'s last character changed in a bit that decoders ignore: the same bytes, spelt differently. */
+function lowBitsChanged(parts: string[], at: number): string {
+  const changed = [...parts]
+  const part = changed[at]!
+  const last = BASE64URL.indexOf(part.at(-1)!)
+  changed[at] = part.slice(0, -1) + BASE64URL[last ^ 1]
+  assert.deepEqual(Buffer.from(changed[at]!, 'base64url'), Buffer.from(part, 'base64url'))
+  return changed.join('.')
+}
+
 function attacks(): Array<[string, string]> {
   const valid = sign(HS256, good())
   const [h, p, s] = valid.split('.') as [string, string, string]
@@ -67,6 +79,15 @@ function attacks(): Array<[string, string]> {
   cases.push(['signature of another token', `${h}.${sign(HS256, { ...good(), sub: 'x' }).split('.')[1]}.${s}`])
   cases.push(['signature flipped', `${h}.${p}.${s.startsWith('A') ? 'B' : 'A'}${s.slice(1)}`])
   cases.push(['signature missing', `${h}.${p}.`])
+  for (const [name, at] of [
+    ['signature', 2],
+    ['header', 0],
+    ['payload', 1],
+  ] as const) {
+    const parts = [h, p, s]
+    if (parts[at]!.length % 4 === 0) continue
+    cases.push([`${name} differing only in the unused low bits of its last character`, lowBitsChanged(parts, at)])
+  }
   cases.push(['signature truncated', `${h}.${p}.${s.slice(0, 20)}`])
   cases.push(['exp missing', sign(HS256, { sub: 'librarian', iat: now() })])
   cases.push(['exp a string', sign(HS256, { ...good(), exp: String(now() + 600) })])

@@ -6,7 +6,15 @@ import { buildTestApp, issueToken, listenOnLoopback } from '../helpers.ts'
 import { parseResponse } from '../raw-http.ts'
 import { watchConnections } from '../support/connections.ts'
 
-const SHORT: ConnectionLimits = { headersTimeoutMs: 500, requestTimeoutMs: 1000, keepAliveTimeoutMs: 300, maxConnections: 100 }
+const SHORT: ConnectionLimits = {
+  headersTimeoutMs: 500,
+  requestTimeoutMs: 1000,
+  keepAliveTimeoutMs: 300,
+  maxConnections: 100,
+  maxConnectionsPerAddress: 100,
+  minBodyBytesPerSecond: 0,
+  bodyRateGraceMs: 0,
+}
 /**
  * Timeouts far longer than any test here takes: a connection closed before them was closed by
  * the one short limit a test sets, however slow the machine.
@@ -94,7 +102,7 @@ describe('slow and stuck clients', () => {
 
   it('closes an idle kept-alive connection after the keep-alive timeout', GIVE_UP, async (t) => {
     // Long request timeouts, so only the keep-alive timeout can close it before them.
-    const limits = { headersTimeoutMs: LONG_MS, requestTimeoutMs: LONG_MS, keepAliveTimeoutMs: 300, maxConnections: 100 }
+    const limits = { ...DEFAULT_LIMITS, headersTimeoutMs: LONG_MS, requestTimeoutMs: LONG_MS, keepAliveTimeoutMs: 300, maxConnections: 100 }
     const app = await buildTestApp({ limits })
     t.after(() => app.close())
     const port = await listenOnLoopback(app)
