@@ -4,7 +4,7 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'bench/results/', 'coverage/'] },
+  { ignores: ['node_modules/', 'data/', 'bench/results/', 'bench/profiles/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
