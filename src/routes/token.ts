@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { CredentialCheck } from '../auth/credentials.ts'
-import { clientKey, type LoginLimiter } from '../auth/login-limiter.ts'
+import { createLoginGate, tooManyRequests } from '../auth/login-gate.ts'
+import type { LoginLimiter } from '../auth/login-limiter.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
@@ -13,29 +14,13 @@ export interface TokenRouteOptions {
   limiter: LoginLimiter
 }
 
-/** Runs the tasks given for one key one after another; tasks of different keys run at once. */
-function oneAtATimePerKey() {
-  const tails = new Map<string, Promise<unknown>>()
-  return async <T>(key: string, task: () => Promise<T>): Promise<T> => {
-    const result = (tails.get(key) ?? Promise.resolve()).then(task)
-    const tail = result.catch(() => {})
-    tails.set(key, tail)
-    try {
-      return await result
-    } finally {
-      // Only keys with a task under way are kept.
-      if (tails.get(key) === tail) tails.delete(key)
-    }
-  }
-}
-
 export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentials, limiter }: TokenRouteOptions) {
   /** `request.ip` is the socket's peer, or the forwarded client when TRUST_PROXY trusts that peer. */
   async function refuseWhileLimited(request: FastifyRequest): Promise<void> {
     const retryAfter = await limiter.retryAfterSeconds(request.ip)
-    if (retryAfter > 0) throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
+    if (retryAfter > 0) throw tooManyRequests(retryAfter)
   }
-  const oneAtATime = oneAtATimePerKey()
+  const decide = createLoginGate(limiter)
 
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/token',
@@ -81,18 +66,7 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
     },
     async (request, reply) => {
       const { username, password } = request.body
-      // Within this process a client's attempts take turns from the check to the recorded
-      // failure, so concurrent guesses cannot all pass a check made before any was counted.
-      // Every attempt takes its turn, right pair or not, so the wait tells nothing about it.
-      await oneAtATime(clientKey(request.ip), async () => {
-        await refuseWhileLimited(request)
-        if (!checkCredentials(username, password)) {
-          // Counted before the answer leaves: the client learns nothing from an uncounted guess,
-          // and a store that cannot count it answers 503 instead.
-          await limiter.recordFailure(request.ip)
-          throw new HttpError(401, 'Invalid credentials')
-        }
-      })
+      await decide(request.ip, () => checkCredentials(username, password))
       let token: string
       try {
         token = tokens.sign(username)
