@@ -8,6 +8,7 @@
  *   --connections=N      concurrent connections (BENCH_CONNECTIONS, default 50)
  *   --server-cpus=LIST   CPUs of the service and the ceiling, for taskset -c (BENCH_SERVER_CPUS, default 0)
  *   --load-cpus=LIST     CPUs of wrk (BENCH_LOAD_CPUS, default 1); "none" for both to run unpinned
+ *   --operation=TEXT     only the operations whose name holds TEXT, such as --operation=token
  *   Suites read options of their own, such as --scale=N,N,… for scale.
  */
 import { execFileSync } from 'node:child_process'

@@ -140,6 +140,10 @@ export async function measureSteps(
 
 /** Starts the service as `options` say, on the servers' CPUs, measures `steps` against it, and stops it. */
 export async function measureSection(title: string, options: ServiceOptions, steps: Step[], context: BenchContext): Promise<Section> {
+  // --operation=TEXT keeps the steps whose name holds TEXT, such as --operation=token.
+  const only = context.options.operation
+  if (typeof only === 'string') steps = steps.filter((step) => step.name.includes(only))
+  if (steps.length === 0) return { title, measurements: [] }
   context.log(title)
   const service = await startService({ ...options, cpus: context.serverCpus })
   try {
