@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { CredentialCheck } from '../auth/credentials.ts'
-import { createLoginGate, tooManyRequests } from '../auth/login-gate.ts'
+import { createLoginGate, type Precheck } from '../auth/login-gate.ts'
 import type { LoginLimiter } from '../auth/login-limiter.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import { envelope } from '../http/envelope.ts'
@@ -15,12 +15,12 @@ export interface TokenRouteOptions {
 }
 
 export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentials, limiter }: TokenRouteOptions) {
+  const gate = createLoginGate(limiter)
+  const prechecks = new WeakMap<FastifyRequest, Precheck>()
   /** `request.ip` is the socket's peer, or the forwarded client when TRUST_PROXY trusts that peer. */
   async function refuseWhileLimited(request: FastifyRequest): Promise<void> {
-    const retryAfter = await limiter.retryAfterSeconds(request.ip)
-    if (retryAfter > 0) throw tooManyRequests(retryAfter)
+    prechecks.set(request, await gate.precheck(request.ip))
   }
-  const decide = createLoginGate(limiter)
 
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/token',
@@ -66,7 +66,7 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
     },
     async (request, reply) => {
       const { username, password } = request.body
-      await decide(request.ip, () => checkCredentials(username, password))
+      await gate.decide(request.ip, () => checkCredentials(username, password), prechecks.get(request))
       let token: string
       try {
         token = tokens.sign(username)

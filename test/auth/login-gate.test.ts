@@ -25,7 +25,7 @@ function countingStore() {
 }
 
 /** The status each attempt was answered with: 200 when it passed. */
-function outcome(attempt: Promise<void>): Promise<number> {
+function outcome(attempt: Promise<unknown>): Promise<number> {
   return attempt.then(
     () => 200,
     (err: { statusCode?: number }) => err.statusCode ?? 500,
@@ -35,7 +35,7 @@ function outcome(attempt: Promise<void>): Promise<number> {
 describe('login gate', () => {
   it('lets concurrent right pairs of one client through on one read of its count', async () => {
     const store = countingStore()
-    const decide = createLoginGate(new StoreLoginLimiter(store))
+    const { decide } = createLoginGate(new StoreLoginLimiter(store))
     const statuses = await Promise.all(Array.from({ length: 20 }, () => outcome(decide('198.51.100.1', () => true))))
     assert.deepEqual(statuses, Array(20).fill(200))
     assert.equal(store.reads, 1)
@@ -43,7 +43,7 @@ describe('login gate', () => {
 
   it('checks each attempt after a wrong one against a count that includes it', async () => {
     const store = countingStore()
-    const decide = createLoginGate(new StoreLoginLimiter(store, { maxFailures: 2 }))
+    const { decide } = createLoginGate(new StoreLoginLimiter(store, { maxFailures: 2 }))
     const pairs = [true, false, true, false, true, false]
     const statuses = await Promise.all(pairs.map((right) => outcome(decide('198.51.100.1', () => right))))
     assert.deepEqual(statuses, [200, 401, 200, 401, 429, 429])
@@ -55,12 +55,28 @@ describe('login gate', () => {
     store.recentLoginFailures = async () => {
       throw Object.assign(new Error('store away'), { statusCode: 503 })
     }
-    const decide = createLoginGate(new StoreLoginLimiter(store))
+    const { decide } = createLoginGate(new StoreLoginLimiter(store))
     const statuses = await Promise.all(Array.from({ length: 3 }, () => outcome(decide('198.51.100.1', () => true))))
     assert.deepEqual(statuses, [503, 503, 503])
     // A later attempt reads again.
     store.recentLoginFailures = async () => []
     assert.equal(await outcome(decide('198.51.100.1', () => true)), 200)
+  })
+})
+
+describe('login gate prechecks', () => {
+  it('refuses a limited client, and lets an attempt go on from a precheck when no failure was recorded since', async () => {
+    const store = countingStore()
+    const gate = createLoginGate(new StoreLoginLimiter(store, { maxFailures: 1 }))
+    const precheck = await gate.precheck('198.51.100.1')
+    assert.equal(store.reads, 1)
+    assert.equal(await outcome(gate.decide('198.51.100.1', () => true, precheck)), 200)
+    assert.equal(store.reads, 1)
+    // A failure recorded after a precheck was read makes that precheck stale: the count is read again.
+    const stale = await gate.precheck('198.51.100.1')
+    assert.equal(await outcome(gate.decide('198.51.100.1', () => false)), 401)
+    assert.equal(await outcome(gate.decide('198.51.100.1', () => true, stale)), 429)
+    assert.equal(await outcome(gate.precheck('198.51.100.1')), 429)
   })
 })
 
