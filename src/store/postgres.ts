@@ -1,5 +1,6 @@
 import pg, { type QueryResultRow } from 'pg'
 import { batchedLookup } from './batched-lookup.ts'
+import { batchedBookWrites } from './postgres-batched-writes.ts'
 import { classifyPostgresError } from './postgres-errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
 import {
@@ -12,6 +13,7 @@ import {
   type StoredBook,
   type UpdateResult,
 } from './store.ts'
+import { WriteBatches, type BatchedWrite } from './write-batches.ts'
 
 export interface PostgresOptions {
   /** A `postgres://` or `postgresql://` connection string. */
@@ -35,12 +37,7 @@ interface Statement {
 }
 
 const COLUMNS = 'id, title, author, year, revision'
-const INSERT: Statement = {
-  name: 'books_insert',
-  text: `INSERT INTO books (title, author, year) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-}
 const SELECT: Statement = { name: 'books_select', text: `SELECT ${COLUMNS} FROM books WHERE id = ANY ($1::bigint[])` }
-const EXISTS: Statement = { name: 'books_exists', text: 'SELECT 1 FROM books WHERE id = $1' }
 const PAGE: Statement = {
   name: 'books_page',
   text: 'SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2',
@@ -52,16 +49,6 @@ const PAGE_JSON: Statement = {
     count(*)::int AS count, max(id) AS "lastId"
   FROM (SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2) page`,
 }
-// One statement, so a concurrent write cannot slip between the revision check and the change.
-const UPDATE: Statement = {
-  name: 'books_update',
-  text: `UPDATE books
-  SET title = coalesce($1, title), author = coalesce($2, author), year = coalesce($3, year),
-      revision = revision + 1
-  WHERE id = $4 AND ($5::bigint[] IS NULL OR revision = ANY ($5))
-  RETURNING ${COLUMNS}`,
-}
-const DELETE: Statement = { name: 'books_delete', text: 'DELETE FROM books WHERE id = $1' }
 // SKIP LOCKED: instances recording failures at once do not wait for each other's purge, and
 // whatever one skips, the next purge deletes.
 const RECORD_LOGIN_FAILURE: Statement = {
@@ -95,6 +82,8 @@ export class PostgresBookStore implements Store {
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
   readonly #lookup = batchedLookup(async (ids) => (await this.#query<StoredBook>(SELECT, [ids])).rows)
+  readonly #writes = new WriteBatches()
+  readonly #batched = batchedBookWrites((statement, values) => this.#query(statement, values))
 
   private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {
     this.#queryTimeoutMs = queryTimeoutMs
@@ -133,9 +122,13 @@ export class PostgresBookStore implements Store {
     }
   }
 
-  async create(book: NewBook): Promise<StoredBook> {
-    const { rows } = await this.#query<StoredBook>(INSERT, [book.title, book.author, book.year])
-    return rows[0]!
+  /** A write in the next batch, failed as unavailable when its answer takes longer than one query may. */
+  #batch<I, O>(write: BatchedWrite<I, O>, input: I): Promise<O> {
+    return withDeadline(this.#writes.add(write, input), this.#queryTimeoutMs)
+  }
+
+  create(book: NewBook): Promise<StoredBook> {
+    return this.#batch(this.#batched.create, book)
   }
 
   get(id: number): Promise<StoredBook | undefined> {
@@ -152,15 +145,12 @@ export class PostgresBookStore implements Store {
     return { json, count, lastId: lastId ?? undefined }
   }
 
-  async update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
-    const { title = null, author = null, year = null } = changes
-    const { rows } = await this.#query<StoredBook>(UPDATE, [title, author, year, id, expectedRevisions ?? null])
-    if (rows[0]) return { outcome: 'updated', book: rows[0] }
-    return { outcome: (await this.#query(EXISTS, [id])).rowCount ? 'stale' : 'missing' }
+  update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
+    return this.#batch(this.#batched.update, { id, changes, expectedRevisions })
   }
 
-  async delete(id: number): Promise<boolean> {
-    return ((await this.#query(DELETE, [id])).rowCount ?? 0) > 0
+  delete(id: number): Promise<boolean> {
+    return this.#batch(this.#batched.remove, id)
   }
 
   async recordLoginFailure(key: string, at: number, expiredUpTo: number): Promise<void> {
