@@ -82,7 +82,8 @@ export class PostgresBookStore implements Store {
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
   readonly #lookup = batchedLookup(async (ids) => (await this.#query<StoredBook>(SELECT, [ids])).rows)
-  readonly #writes = new WriteBatches()
+  // Two at once: one batch is sent and run while the one before waits for its commit's WAL flush.
+  readonly #writes = new WriteBatches({ concurrency: 2 })
   readonly #batched = batchedBookWrites((statement, values) => this.#query(statement, values))
 
   private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {

@@ -23,36 +23,54 @@ interface Pending {
  * in the order they were asked for, is one statement, so one round trip and one commit.
  * Against a server, the round trip and the commit (a WAL flush) cost far more than a row.
  *
- * One batch is under way at a time: the writes asked for meanwhile wait and go together in the
- * next, so the busier the service, the more each commit carries (group commit). None is answered
- * before its statement committed. A write that shares a target with one before it in the batch
- * waits for the next statement, so each sees the writes asked for before it, as one at a time.
+ * At most `concurrency` batches are under way at once: the writes asked for meanwhile wait and
+ * go together in the next, so the busier the service, the more each commit carries (group
+ * commit). None is answered before its statement committed. A write that shares a target with
+ * one before it in the batch waits for the next statement, so each sees the writes asked for
+ * before it, as one at a time. Batches under way together hold writes that were all asked for
+ * before any of them was answered, which the engine may apply in either order, as it would
+ * separate requests.
  *
  * When a statement fails for a reason other than an unavailable store (one row breaking a
  * constraint), its writes are tried one by one, so each fails or succeeds on its own.
  */
 export class WriteBatches {
+  readonly #concurrency: number
   #pending: Pending[] = []
-  #busy = false
+  #underWay = 0
+  #scheduled = false
+
+  constructor({ concurrency = 1 }: { concurrency?: number } = {}) {
+    this.#concurrency = concurrency
+  }
 
   add<I, O>(write: BatchedWrite<I, O>, input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.#pending.push({ write: write as BatchedWrite<unknown, unknown>, input, resolve: resolve as (value: unknown) => void, reject })
-      if (this.#pending.length === 1 && !this.#busy) {
-        this.#busy = true
+      if (!this.#scheduled && this.#underWay < this.#concurrency) {
+        this.#scheduled = true
         // setImmediate, not a microtask: it runs after every request that this turn's I/O delivered.
-        setImmediate(() => void this.#drain())
+        setImmediate(() => {
+          this.#scheduled = false
+          this.#start()
+        })
       }
     })
   }
 
-  async #drain(): Promise<void> {
-    while (this.#pending.length > 0) {
-      const batch = this.#pending
-      this.#pending = []
-      for (const run of runs(batch)) await settle(run)
-    }
-    this.#busy = false
+  #start(): void {
+    if (this.#pending.length === 0 || this.#underWay >= this.#concurrency) return
+    const batch = this.#pending
+    this.#pending = []
+    this.#underWay++
+    void (async () => {
+      try {
+        for (const run of runs(batch)) await settle(run)
+      } finally {
+        this.#underWay--
+        this.#start()
+      }
+    })()
   }
 }
 

@@ -110,3 +110,28 @@ test('an unavailable store fails every write of the statement, and later writes 
   e.failWith(undefined)
   assert.equal(await batches.add(e.add, { id: 1, by: 1 }), 1)
 })
+
+test('with a concurrency of two, a second batch starts while the first is under way', async () => {
+  const statements: string[] = []
+  let release: () => void = () => {}
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const write: BatchedWrite<number, number> = {
+    async run(inputs) {
+      statements.push(inputs.join(','))
+      if (inputs.includes(1)) await held
+      return inputs
+    },
+  }
+  const batches = new WriteBatches({ concurrency: 2 })
+  const first = batches.add(write, 1)
+  await new Promise((resolve) => setImmediate(resolve))
+  const second = [2, 3].map((n) => batches.add(write, n))
+  assert.deepEqual(await Promise.all(second), [2, 3])
+  const third = [4, 5].map((n) => batches.add(write, n))
+  assert.deepEqual(await Promise.all(third), [4, 5])
+  assert.deepEqual(statements, ['1', '2,3', '4,5'])
+  release()
+  assert.equal(await first, 1)
+})
