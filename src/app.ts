@@ -4,20 +4,17 @@ import { StoreLoginLimiter, type LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
 import { serveApiReference } from './http/api-reference.ts'
-import { parseEveryBodyAsJson } from './http/body-parser.ts'
+import { ignoreContentTypes } from './http/body-parser.ts'
 import { capConnections, connectionOptions } from './http/connection-limits.ts'
-import { allowCrossOrigin } from './http/cors.ts'
-import {
-  answerErrorsWithEnvelope,
-  clientErrorHandler,
-  frameworkErrors,
-  methodNotAllowed,
-  refuseConnect,
-  refuseUnknownExpectations,
-} from './http/error-handling.ts'
+import { crossOrigin } from './http/cors.ts'
+import { errorEnvelope } from './http/error-envelope.ts'
+import { frameworkErrors } from './http/framework-errors.ts'
+import { answerNotFound, methodNotAllowed } from './http/not-found.ts'
+import { clientErrorHandler, refuseConnect, refuseUnknownExpectations } from './http/socket-answers.ts'
 import { serveOpenApi } from './http/openapi.ts'
+import { partValidators } from './http/validation.ts'
 import { requestIdFor } from './http/request-id.ts'
-import { addSecurityHeaders } from './http/security-headers.ts'
+import { securityHeaders } from './http/security-headers.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
 import { requestLogger } from './observability/request-logger.ts'
@@ -61,8 +58,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     bodyLimit: BODY_LIMIT_BYTES,
     // Long path segments still reach the route, so any `{id}` that is not an id gets "Book not found".
     routerOptions: { maxParamLength: 16 * 1024 },
-    // Bodies are checked as sent: "2020" is not a year.
-    ajv: { customOptions: { coerceTypes: false } },
+    schemaController: partValidators,
     frameworkErrors: tracing.frameworkErrors(frameworkErrors),
     clientErrorHandler,
     trustProxy: config.trustProxy,
@@ -76,11 +72,12 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   refuseConnect(app.server)
   refuseUnknownExpectations(app.server)
 
-  tracing.register(app)
-  addSecurityHeaders(app)
-  await allowCrossOrigin(app, config.corsOrigins)
-  answerErrorsWithEnvelope(app)
-  parseEveryBodyAsJson(app)
+  await app.register(tracing.plugin)
+  await app.register(securityHeaders)
+  await app.register(crossOrigin, { origins: config.corsOrigins })
+  await app.register(errorEnvelope)
+  answerNotFound(app)
+  ignoreContentTypes(app)
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)
 
@@ -88,7 +85,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(tokenRoutes, {
     tokens,
     checkCredentials: createCredentialCheck(config.username, config.password),
-    limiter: parts.loginLimiter ?? new StoreLoginLimiter(store),
+    limiter: parts.loginLimiter ?? new StoreLoginLimiter(store.loginFailures),
   })
   await app.register(bookRoutes, { store, tokens })
   await serveApiReference(app)

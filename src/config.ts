@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { parseEnv } from 'node:util'
+import { STORE_DEADLINE_MS } from './store/store.ts'
 
 export type Env = Record<string, string | undefined>
 
@@ -241,8 +242,8 @@ export function loadConfig(env: Env): Config {
     dbUrl,
     dbPoolSize: parseBoundedInt(env, 'DB_POOL_SIZE', 10, 1, 1000),
     dbConnectTimeoutMs: parseBoundedInt(env, 'DB_CONNECT_TIMEOUT_MS', 2000, 1, 600_000),
-    // Requests that need an unreachable or stalled store must end within 5 s, so the default stays below.
-    dbQueryTimeoutMs: parseBoundedInt(env, 'DB_QUERY_TIMEOUT_MS', 4000, 1, 600_000),
+    // A second below the deadline leaves the rest of the request time to answer.
+    dbQueryTimeoutMs: parseBoundedInt(env, 'DB_QUERY_TIMEOUT_MS', STORE_DEADLINE_MS - 1000, 1, 600_000),
     secret,
     previousSecret,
     username,

@@ -10,14 +10,18 @@ import { adminQuery, connectAdmin, createTestSchema, type TestSchema } from './s
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 const INSTANCES = 4
 
-/** Polls until `count` sessions of the service wait for a lock while migrating; false after `timeoutMs`. */
+/**
+ * Polls until `count` sessions of the service wait to migrate: the one that holds the migration
+ * lock waits for a table lock, the others ask for the migration lock again and again; false after
+ * `timeoutMs`.
+ */
 async function sessionsWaitingToMigrate(count: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     const { rows } = await adminQuery(
       `SELECT count(*)::int AS waiting FROM pg_stat_activity
        WHERE datname = current_database() AND application_name = $1
-         AND wait_event_type = 'Lock' AND query LIKE '%migrations%'`,
+         AND query LIKE '%migrations%' AND (wait_event_type = 'Lock' OR query LIKE '%pg_try_advisory_lock%')`,
       [APPLICATION_NAME],
     )
     if (rows[0].waiting >= count) return true

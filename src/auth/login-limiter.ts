@@ -1,5 +1,5 @@
 import { isIP } from 'node:net'
-import type { LoginFailureStore } from '../store/store.ts'
+import type { LoginFailureRepository } from '../store/store.ts'
 
 export interface LoginLimiterOptions {
   /** Failed logins allowed within one window; the next attempt is refused. */
@@ -49,7 +49,7 @@ export interface LoginLimiter {
  * the failures older than the window, so the table holds at most one window's worth.
  */
 export class StoreLoginLimiter implements LoginLimiter {
-  readonly #store: LoginFailureStore
+  readonly #failures: LoginFailureRepository
   readonly #maxFailures: number
   readonly #windowMs: number
   readonly #now: () => number
@@ -57,10 +57,10 @@ export class StoreLoginLimiter implements LoginLimiter {
   #reads = new Map<string, Promise<number[]>>()
 
   constructor(
-    store: LoginFailureStore,
+    failures: LoginFailureRepository,
     { maxFailures = LOGIN_MAX_FAILURES, windowMs = LOGIN_WINDOW_MS, now = Date.now }: LoginLimiterOptions = {},
   ) {
-    this.#store = store
+    this.#failures = failures
     this.#maxFailures = maxFailures
     this.#windowMs = windowMs
     this.#now = now
@@ -79,7 +79,7 @@ export class StoreLoginLimiter implements LoginLimiter {
     const key = clientKey(address)
     // A read already under way may not see this failure: the next check reads again.
     this.#reads.delete(key)
-    return this.#store.recordLoginFailure(key, now, now - this.#windowMs)
+    return this.#failures.record(key, now, now - this.#windowMs)
   }
 
   /**
@@ -91,7 +91,7 @@ export class StoreLoginLimiter implements LoginLimiter {
     let read = this.#reads.get(key)
     if (read === undefined) {
       if (this.#reads.size === 0) setImmediate(() => this.#reads.clear())
-      const started = this.#store.recentLoginFailures(key, now - this.#windowMs, this.#maxFailures)
+      const started = this.#failures.recent(key, now - this.#windowMs, this.#maxFailures)
       // A failed read is not shared further: the next check tries again.
       started.catch(() => {
         if (this.#reads.get(key) === started) this.#reads.delete(key)

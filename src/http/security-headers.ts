@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 
 /**
  * Every answer is JSON and says so: `nosniff` stops a browser from reading one as a script
@@ -7,9 +7,12 @@ import type { FastifyInstance } from 'fastify'
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff' }
 
 /** Fastify names neither itself nor its version in any header, so nothing needs removing. */
-export function addSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.headers(SECURITY_HEADERS)
-    done(null, payload)
-  })
-}
+export const securityHeaders = fp(
+  async (app) => {
+    app.addHook('onSend', (_request, reply, payload, done) => {
+      reply.headers(SECURITY_HEADERS)
+      done(null, payload)
+    })
+  },
+  { name: 'security-headers' },
+)

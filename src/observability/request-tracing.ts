@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
 import { REQUEST_ID_HEADER } from '../http/request-id.ts'
 import { UNMATCHED_ROUTE, type Metrics } from './metrics.ts'
 
@@ -17,16 +18,20 @@ export function createRequestTracing(metrics: Pick<Metrics, 'observeRequest'>) {
   }
 
   return {
-    register(app: FastifyInstance): void {
-      app.addHook('onRequest', (request, reply, done) => {
-        reply.header(REQUEST_ID_HEADER, request.id)
-        done()
-      })
-      app.addHook('onResponse', (request, reply, done) => {
-        finished(request, reply, reply.elapsedTime)
-        done()
-      })
-    },
+    /** The hooks, as the plugin that the others answering early (CORS) depend on. */
+    plugin: fp(
+      async (app) => {
+        app.addHook('onRequest', (request, reply, done) => {
+          reply.header(REQUEST_ID_HEADER, request.id)
+          done()
+        })
+        app.addHook('onResponse', (request, reply, done) => {
+          finished(request, reply, reply.elapsedTime)
+          done()
+        })
+      },
+      { name: 'request-tracing' },
+    ),
 
     /** Requests the router refuses (a URL that cannot be decoded) skip every hook: they are traced here. */
     frameworkErrors(handler: FrameworkErrorHandler): FrameworkErrorHandler {

@@ -1,4 +1,4 @@
-import type { Book, BookPageJson, BookStore } from '../store/store.ts'
+import type { Book, BookPageJson, BookRepository } from '../store/store.ts'
 
 /** Books fetched per query while the whole list is written out. */
 const LIST_BATCH = 1000
@@ -6,12 +6,12 @@ const LIST_BATCH = 1000
 const PREFIX = '{"status":200,"message":"Books retrieved successfully","data":'
 
 /** A page as JSON text, from the store itself when it can serialise, else built here. */
-async function pageJson(store: BookStore, after: number, limit: number): Promise<BookPageJson> {
-  if (store.listJson) return store.listJson(after, limit)
-  const books: Book[] = await store.list(after, limit)
+async function pageJson(books: BookRepository, after: number, limit: number): Promise<BookPageJson> {
+  if (books.listJson) return books.listJson(after, limit)
+  const page: Book[] = await books.list(after, limit)
   // Only the four members of a book, whatever else the engine's rows carry.
-  const json = JSON.stringify(books.map(({ id, title, author, year }) => ({ id, title, author, year })))
-  return { json, count: books.length, lastId: books.at(-1)?.id }
+  const json = JSON.stringify(page.map(({ id, title, author, year }) => ({ id, title, author, year })))
+  return { json, count: page.length, lastId: page.at(-1)?.id }
 }
 
 /**
@@ -19,14 +19,14 @@ async function pageJson(store: BookStore, after: number, limit: number): Promise
  * batch, otherwise an iterable that fetches and yields a batch at a time, so that memory
  * stays flat however long the list is.
  */
-export async function listAll(store: BookStore, after: number): Promise<string | AsyncIterable<string>> {
-  const first = await pageJson(store, after, LIST_BATCH)
+export async function listAll(books: BookRepository, after: number): Promise<string | AsyncIterable<string>> {
+  const first = await pageJson(books, after, LIST_BATCH)
   if (first.count < LIST_BATCH) return `${PREFIX}${first.json}}`
   return (async function* () {
     yield PREFIX + first.json.slice(0, -1)
     let last = first
     while (last.count === LIST_BATCH) {
-      last = await pageJson(store, last.lastId!, LIST_BATCH)
+      last = await pageJson(books, last.lastId!, LIST_BATCH)
       if (last.count > 0) yield `,${last.json.slice(1, -1)}`
     }
     yield ']}'

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { requireToken } from '../auth/require-token.ts'
 import type { TokenService } from '../auth/tokens.ts'
+import { parseBodiesAsJson } from '../http/body-parser.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
 import {
@@ -21,7 +22,7 @@ import {
   Success,
   withHeaders,
 } from '../schemas.ts'
-import type { BookStore, StoredBook } from '../store/store.ts'
+import type { Store, StoredBook } from '../store/store.ts'
 import { listAll } from './book-list.ts'
 
 declare module 'fastify' {
@@ -32,7 +33,7 @@ declare module 'fastify' {
 }
 
 export interface BookRouteOptions {
-  store: BookStore
+  store: Store
   tokens: TokenService
 }
 
@@ -72,12 +73,13 @@ function acceptedRevisions(header: string | undefined): number[] | undefined {
 }
 
 export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRouteOptions) {
+  parseBodiesAsJson(app)
   const books = app.withTypeProvider<TypeBoxTypeProvider>()
   books.decorateRequest('bookId', 0)
   books.addHook('onRequest', requireToken(tokens))
 
   const requireExistingBook: onRequestAsyncHookHandler = async (request) => {
-    if ((await store.get(request.bookId)) === undefined) throw bookNotFound()
+    if ((await store.books.get(request.bookId)) === undefined) throw bookNotFound()
   }
 
   books.post(
@@ -103,7 +105,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     },
     async (request, reply) => {
       const { title, author, year } = request.body
-      const book = await store.create({ title, author, year })
+      const book = await store.books.create({ title, author, year })
       reply.code(201).header('etag', etag(book)).header('location', `/book/${book.id}`)
       return envelope(201, 'Book created successfully', book)
     },
@@ -141,7 +143,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       if (!Number.isSafeInteger(after)) throw new HttpError(400, 'Invalid input')
       if (request.query.limit !== undefined) {
         const limit = Number(request.query.limit)
-        const page = await store.list(after, limit + 1)
+        const page = await store.books.list(after, limit + 1)
         if (page.length > limit) {
           page.length = limit
           reply.header('link', `</books?limit=${limit}&after=${page[limit - 1]!.id}>; rel="next"`)
@@ -149,7 +151,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
         return envelope(200, 'Books retrieved successfully', page)
       }
       // Written as JSON text, past the response schema, which serialises only whole objects.
-      const list = await listAll(store, after)
+      const list = await listAll(store.books, after)
       return (reply as FastifyReply).type('application/json; charset=utf-8').send(typeof list === 'string' ? list : Readable.from(list))
     },
   )
@@ -172,7 +174,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       onRequest: resolveBookId,
     },
     async (request, reply) => {
-      const book = await store.get(request.bookId)
+      const book = await store.books.get(request.bookId)
       if (book === undefined) throw bookNotFound()
       reply.header('etag', etag(book))
       return envelope(200, 'Book retrieved successfully', book)
@@ -209,11 +211,11 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       const expected = acceptedRevisions(request.headers['if-match'])
       let book: StoredBook | undefined
       if (title === undefined && author === undefined && year === undefined) {
-        book = await store.get(request.bookId)
+        book = await store.books.get(request.bookId)
         if (book === undefined) throw bookNotFound()
         if (expected !== undefined && !expected.includes(book.revision)) throw preconditionFailed()
       } else {
-        const result = await store.update(request.bookId, { title, author, year }, expected)
+        const result = await store.books.update(request.bookId, { title, author, year }, expected)
         if (result.outcome === 'missing') throw bookNotFound()
         if (result.outcome === 'stale') throw preconditionFailed()
         book = result.book
@@ -241,7 +243,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       onRequest: resolveBookId,
     },
     async (request) => {
-      if (!(await store.delete(request.bookId))) throw bookNotFound()
+      if (!(await store.books.delete(request.bookId))) throw bookNotFound()
       return envelope(200, 'Book deleted successfully', null)
     },
   )

@@ -3,17 +3,14 @@ import Type from 'typebox'
 import { envelope } from '../http/envelope.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { Failure, RETRY_AFTER, Success, withHeaders } from '../schemas.ts'
-import { StoreUnavailableError, type BookStore } from '../store/store.ts'
+import { STORE_DEADLINE_MS, StoreUnavailableError, type Store } from '../store/store.ts'
 
 export interface OperationRouteOptions {
-  store: BookStore
+  store: Pick<Store, 'ping'>
   metrics: Pick<Metrics, 'render' | 'contentType'>
 }
 
-/** A store that has not answered by then counts as down (CONTRACT: 503 within 5 s). */
-const READINESS_TIMEOUT_MS = 5000
-
-function pingWithin(store: BookStore, ms: number): Promise<void> {
+function pingWithin(store: Pick<Store, 'ping'>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`the store did not answer within ${ms} ms`)), ms)
@@ -51,7 +48,11 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
         response: {
           200: Success(200, 'OK', Type.Null(), null, 'The store answered: requests can be served'),
           503: withHeaders(
-            Failure(503, 'The store did not answer within 5 s or failed; `Retry-After` says when to ask again', 'Service unavailable'),
+            Failure(
+              503,
+              `The store did not answer within ${STORE_DEADLINE_MS / 1000} s or failed; \`Retry-After\` says when to ask again`,
+              'Service unavailable',
+            ),
             RETRY_AFTER,
           ),
         },
@@ -59,7 +60,7 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
     },
     async () => {
       try {
-        await pingWithin(store, READINESS_TIMEOUT_MS)
+        await pingWithin(store, STORE_DEADLINE_MS)
       } catch (err) {
         throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(err)
       }

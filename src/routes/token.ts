@@ -4,6 +4,7 @@ import type { CredentialCheck } from '../auth/credentials.ts'
 import { createLoginGate, type Precheck } from '../auth/login-gate.ts'
 import type { LoginLimiter } from '../auth/login-limiter.ts'
 import type { TokenService } from '../auth/tokens.ts'
+import { parseBodiesAsJson } from '../http/body-parser.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
 import { Failure, failures, LoginRequest, RETRY_AFTER, Success, TokenPayload, withHeaders } from '../schemas.ts'
@@ -15,6 +16,7 @@ export interface TokenRouteOptions {
 }
 
 export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentials, limiter }: TokenRouteOptions) {
+  parseBodiesAsJson(app)
   const gate = createLoginGate(limiter)
   const prechecks = new WeakMap<FastifyRequest, Precheck>()
   /** `request.ip` is the socket's peer, or the forwarded client when TRUST_PROXY trusts that peer. */

@@ -1,35 +1,73 @@
 import type { Metrics, StoreOutcome } from '../observability/metrics.ts'
-import { StoreUnavailableError, type Store } from './store.ts'
+import { REPOSITORY_NAMES, StoreUnavailableError, type Repositories, type Store } from './store.ts'
+
+type Observe = Pick<Metrics, 'observeStore'>['observeStore']
+
+/**
+ * The operation a method is recorded as, where it is not the method's own name: the engine's
+ * serialised list is a list, and failed logins keep the names their operations had before the
+ * store was split into repositories, so that dashboards keep their series.
+ */
+const OPERATION_NAMES: { [R in keyof Repositories]?: { [M in keyof Repositories[R]]?: string } } = {
+  books: { listJson: 'list' },
+  loginFailures: { record: 'recordLoginFailure', recent: 'recentLoginFailures' },
+}
 
 function outcomeOf(err: unknown): StoreOutcome {
   return err instanceof StoreUnavailableError ? 'unavailable' : 'error'
 }
 
-/** The same store, with the duration and outcome of every operation recorded, whatever the engine. */
-export function instrumentStore(store: Store, metrics: Pick<Metrics, 'observeStore'>): Store {
-  async function timed<R>(operation: string, run: () => Promise<R>): Promise<R> {
-    const started = performance.now()
-    try {
-      const result = await run()
-      metrics.observeStore(operation, 'ok', (performance.now() - started) / 1000)
-      return result
-    } catch (err) {
-      metrics.observeStore(operation, outcomeOf(err), (performance.now() - started) / 1000)
-      throw err
+async function timed<R>(observe: Observe, operation: string, run: () => Promise<R>): Promise<R> {
+  const started = performance.now()
+  try {
+    const result = await run()
+    observe(operation, 'ok', (performance.now() - started) / 1000)
+    return result
+  } catch (err) {
+    observe(operation, outcomeOf(err), (performance.now() - started) / 1000)
+    throw err
+  }
+}
+
+/** Every method of `target`, its own and its prototypes', by name. */
+function methodNames(target: object): string[] {
+  const names = new Set<string>()
+  for (let level = target; level !== null && level !== Object.prototype; level = Object.getPrototypeOf(level)) {
+    for (const name of Object.getOwnPropertyNames(level)) {
+      if (name !== 'constructor' && typeof (target as Record<string, unknown>)[name] === 'function') names.add(name)
     }
   }
-  const { listJson } = store
+  return [...names]
+}
+
+/** The same repository, each of its methods timed; whatever methods it has. */
+function instrumentRepository<T extends object>(
+  repository: T,
+  observe: Observe,
+  operationNames: Record<string, string | undefined> = {},
+): T {
+  const methods = repository as Record<string, (...args: unknown[]) => Promise<unknown>>
+  return Object.fromEntries(
+    methodNames(repository).map((name) => [
+      name,
+      (...args: unknown[]) => timed(observe, operationNames[name] ?? name, () => methods[name]!(...args)),
+    ]),
+  ) as T
+}
+
+function instrumentRepositories(repositories: Repositories, observe: Observe): Repositories {
+  return Object.fromEntries(
+    REPOSITORY_NAMES.map((name) => [name, instrumentRepository(repositories[name], observe, OPERATION_NAMES[name])]),
+  ) as unknown as Repositories
+}
+
+/** The same store, with the duration and outcome of every operation recorded, whatever the engine. */
+export function instrumentStore(store: Store, metrics: Pick<Metrics, 'observeStore'>): Store {
+  const observe: Observe = (...args) => metrics.observeStore(...args)
   return {
-    create: (book) => timed('create', () => store.create(book)),
-    get: (id) => timed('get', () => store.get(id)),
-    list: (after, limit) => timed('list', () => store.list(after, limit)),
-    // Kept when the engine has it: without it every list is built from rows, far slower.
-    ...(listJson && { listJson: (after: number, limit: number) => timed('list', () => listJson.call(store, after, limit)) }),
-    update: (id, changes, expected) => timed('update', () => store.update(id, changes, expected)),
-    delete: (id) => timed('delete', () => store.delete(id)),
-    recordLoginFailure: (key, at, expiredUpTo) => timed('recordLoginFailure', () => store.recordLoginFailure(key, at, expiredUpTo)),
-    recentLoginFailures: (key, since, limit) => timed('recentLoginFailures', () => store.recentLoginFailures(key, since, limit)),
-    ping: () => timed('ping', () => store.ping()),
+    ...instrumentRepositories(store, observe),
+    transaction: (work) => store.transaction((repositories) => work(instrumentRepositories(repositories, observe))),
+    ping: () => timed(observe, 'ping', () => store.ping()),
     close: () => store.close(),
   }
 }

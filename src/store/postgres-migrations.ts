@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { loadMigrations } from './migrations.ts'
+import { loadMigrations, type Migration } from './migrations.ts'
 
 /** How the service's sessions are named in pg_stat_activity. */
 export const APPLICATION_NAME = 'book-catalogue'
@@ -10,8 +11,18 @@ export const APPLICATION_NAME = 'book-catalogue'
  */
 const MIGRATION_TIMEOUT_MS = 60_000
 
+/** How often an instance asks again for the lock that another instance migrating holds. */
+const LOCK_RETRY_MS = 100
+
+// The key names the schema: deployments sharing a database do not wait on each other.
+const LOCK_KEY = `hashtextextended('book-catalogue migrations ' || current_schema(), 0)`
+
 /** Brings the schema at `url` up to date, once however many instances start together. */
-export async function migratePostgres(url: string, connectTimeoutMs: number): Promise<void> {
+export async function migratePostgres(
+  url: string,
+  connectTimeoutMs: number,
+  migrations: Migration[] = loadMigrations('postgres'),
+): Promise<void> {
   const client = new pg.Client({
     connectionString: url,
     connectionTimeoutMillis: connectTimeoutMs,
@@ -23,19 +34,32 @@ export async function migratePostgres(url: string, connectTimeoutMs: number): Pr
   client.on('error', () => {})
   try {
     await client.connect()
-    await applyMigrations(client)
+    await lockMigrations(client)
+    await applyMigrations(client, migrations)
   } finally {
-    // Ending the session also rolls back a migration that failed half-way.
+    // Ending the session releases the lock and rolls back a migration that failed half-way.
     await client.end()
   }
 }
 
-async function applyMigrations(client: pg.Client): Promise<void> {
-  await client.query('BEGIN')
-  // Instances that start together queue here, so each migration runs once and the others then
-  // find it recorded. The key names the schema: deployments sharing a database do not wait on
-  // each other.
-  await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('book-catalogue migrations ' || current_schema(), 0))`)
+/**
+ * Instances that start together queue here, so each migration runs once and the others then find
+ * it recorded. They ask again and again rather than wait inside `pg_advisory_lock`: a waiting
+ * statement holds a snapshot, which `CREATE INDEX CONCURRENTLY` in the instance that migrates
+ * would wait for in turn, a deadlock.
+ */
+async function lockMigrations(client: pg.Client): Promise<void> {
+  const giveUpAt = Date.now() + MIGRATION_TIMEOUT_MS
+  for (;;) {
+    const { rows } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${LOCK_KEY}) AS locked`)
+    if (rows[0]!.locked) return
+    if (Date.now() >= giveUpAt) throw new Error(`Another instance held the migration lock for ${MIGRATION_TIMEOUT_MS} ms`)
+    await sleep(LOCK_RETRY_MS)
+  }
+}
+
+/** Each migration commits with its record, or, marked `no-transaction`, runs alone and is recorded after. */
+async function applyMigrations(client: pg.Client, migrations: Migration[]): Promise<void> {
   await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version    integer     PRIMARY KEY,
     name       text        NOT NULL,
@@ -43,10 +67,18 @@ async function applyMigrations(client: pg.Client): Promise<void> {
   )`)
   const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
   const applied = new Set(rows.map((row) => row.version))
-  for (const migration of loadMigrations('postgres')) {
+  const record = (migration: Migration) =>
+    client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
+  for (const migration of migrations) {
     if (applied.has(migration.version)) continue
+    if (!migration.transaction) {
+      await client.query(migration.sql)
+      await record(migration)
+      continue
+    }
+    await client.query('BEGIN')
     await client.query(migration.sql)
-    await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
+    await record(migration)
+    await client.query('COMMIT')
   }
-  await client.query('COMMIT')
 }

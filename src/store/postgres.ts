@@ -6,12 +6,11 @@ import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
 import {
   StoreUnavailableError,
   type Book,
-  type BookChanges,
-  type BookPageJson,
-  type NewBook,
+  type BookRepository,
+  type LoginFailureRepository,
+  type Repositories,
   type Store,
   type StoredBook,
-  type UpdateResult,
 } from './store.ts'
 import { WriteBatches, type BatchedWrite } from './write-batches.ts'
 
@@ -78,13 +77,56 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
 }
 
+/** Runs one statement, on the pool or on the client a transaction holds. */
+type Query = <R extends QueryResultRow>(statement: Statement, values: unknown[]) => Promise<pg.QueryResult<R>>
+
+/** Sends one write of a kind that batchedBookWrites runs, and answers with its outcome. */
+type Write = <I, O>(write: BatchedWrite<I, O>, input: I) => Promise<O>
+
+/**
+ * A write as a statement of its own, as a transaction sends them: on the client it holds, in
+ * the order its work asks, never in a batch that other requests share.
+ */
+const writeAlone: Write = async (write, input) => (await write.run([input]))[0]!
+
+function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | undefined>, write: Write): BookRepository {
+  const writes = batchedBookWrites(query)
+  return {
+    create: (book) => write(writes.create, book),
+    get,
+    async list(after, limit) {
+      return (await query<Book>(PAGE, [after, limit])).rows
+    },
+    async listJson(after, limit) {
+      const { rows } = await query<{ json: string; count: number; lastId: number | null }>(PAGE_JSON, [after, limit])
+      const { json, count, lastId } = rows[0]!
+      return { json, count, lastId: lastId ?? undefined }
+    },
+    update: (id, changes, expectedRevisions) => write(writes.update, { id, changes, expectedRevisions }),
+    delete: (id) => write(writes.remove, id),
+  }
+}
+
+function loginFailureRepository(query: Query): LoginFailureRepository {
+  return {
+    async record(key, at, expiredUpTo) {
+      await query(RECORD_LOGIN_FAILURE, [key, at, expiredUpTo])
+    },
+    async recent(key, since, limit) {
+      const { rows } = await query<{ failed_at: number }>(RECENT_LOGIN_FAILURES, [key, since, limit])
+      return rows.map((row) => row.failed_at)
+    },
+  }
+}
+
+/** The store in a PostgreSQL schema, through a pool of connections. */
 export class PostgresBookStore implements Store {
+  readonly books: BookRepository
+  readonly loginFailures: LoginFailureRepository
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
-  readonly #lookup = batchedLookup(async (ids) => (await this.#query<StoredBook>(SELECT, [ids])).rows)
   // Two at once: one batch is sent and run while the one before waits for its commit's WAL flush.
   readonly #writes = new WriteBatches({ concurrency: 2 })
-  readonly #batched = batchedBookWrites((statement, values) => this.#query(statement, values))
 
   private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {
     this.#queryTimeoutMs = queryTimeoutMs
@@ -103,6 +145,12 @@ export class PostgresBookStore implements Store {
     // An idle connection that breaks (server restart, network cut) is dropped by the pool and
     // reported here; the next operation opens a fresh one, and its failure is what a request sees.
     this.#pool.on('error', () => {})
+    const query = this.#queryOn(this.#pool)
+    const lookup = batchedLookup(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
+    // A write in the next batch, failed as unavailable when its answer takes longer than one query may.
+    const batched: Write = (write, input) => withDeadline(this.#writes.add(write, input), queryTimeoutMs)
+    this.books = bookRepository(query, lookup, batched)
+    this.loginFailures = loginFailureRepository(query)
   }
 
   /** Brings the schema up to date, then serves; fails with StoreUnavailableError when unreachable. */
@@ -115,56 +163,59 @@ export class PostgresBookStore implements Store {
     return new PostgresBookStore(options)
   }
 
-  async #query<R extends QueryResultRow>({ name, text }: Statement, values: unknown[]): Promise<pg.QueryResult<R>> {
+  /** Runs `config` on `target` within the deadline, with its failure classified. */
+  async #run<R extends QueryResultRow>(target: pg.Pool | pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
     try {
-      return await withDeadline(this.#pool.query<R>({ name, text, values }), this.#queryTimeoutMs)
+      return await withDeadline(target.query<R>(config), this.#queryTimeoutMs)
     } catch (err) {
       throw classifyPostgresError(err)
     }
   }
 
-  /** A write in the next batch, failed as unavailable when its answer takes longer than one query may. */
-  #batch<I, O>(write: BatchedWrite<I, O>, input: I): Promise<O> {
-    return withDeadline(this.#writes.add(write, input), this.#queryTimeoutMs)
+  #queryOn(target: pg.Pool | pg.PoolClient): Query {
+    return ({ name, text }, values) => this.#run(target, { name, text, values })
   }
 
-  create(book: NewBook): Promise<StoredBook> {
-    return this.#batch(this.#batched.create, book)
-  }
-
-  get(id: number): Promise<StoredBook | undefined> {
-    return this.#lookup(id)
-  }
-
-  async list(after: number, limit: number): Promise<Book[]> {
-    return (await this.#query<Book>(PAGE, [after, limit])).rows
-  }
-
-  async listJson(after: number, limit: number): Promise<BookPageJson> {
-    const { rows } = await this.#query<{ json: string; count: number; lastId: number | null }>(PAGE_JSON, [after, limit])
-    const { json, count, lastId } = rows[0]!
-    return { json, count, lastId: lastId ?? undefined }
-  }
-
-  update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
-    return this.#batch(this.#batched.update, { id, changes, expectedRevisions })
-  }
-
-  delete(id: number): Promise<boolean> {
-    return this.#batch(this.#batched.remove, id)
-  }
-
-  async recordLoginFailure(key: string, at: number, expiredUpTo: number): Promise<void> {
-    await this.#query(RECORD_LOGIN_FAILURE, [key, at, expiredUpTo])
-  }
-
-  async recentLoginFailures(key: string, since: number, limit: number): Promise<number[]> {
-    const { rows } = await this.#query<{ failed_at: number }>(RECENT_LOGIN_FAILURES, [key, since, limit])
-    return rows.map((row) => row.failed_at)
+  async transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient
+    try {
+      // The pool's connection timeout bounds both the wait for a free connection and opening one.
+      client = await this.#pool.connect()
+    } catch (err) {
+      throw classifyPostgresError(err)
+    }
+    let open = true
+    const onClient = this.#queryOn(client)
+    // Once the transaction has settled, a statement would run outside it: it fails instead.
+    const query: Query = (statement, values) =>
+      open ? onClient(statement, values) : Promise.reject(new Error('The transaction has ended'))
+    const get = async (id: number) => {
+      const { rows } = await query<StoredBook>(SELECT, [[id]])
+      return rows[0]
+    }
+    let broken: Error | undefined
+    try {
+      await this.#run(client, { text: 'BEGIN' })
+      const result = await work({ books: bookRepository(query, get, writeAlone), loginFailures: loginFailureRepository(query) })
+      open = false
+      await this.#run(client, { text: 'COMMIT' })
+      return result
+    } catch (err) {
+      open = false
+      try {
+        await this.#run(client, { text: 'ROLLBACK' })
+      } catch (rollbackFailure) {
+        // A connection that cannot roll back is in an unknown state: the pool closes it.
+        broken = rollbackFailure as Error
+      }
+      throw err
+    } finally {
+      client.release(broken)
+    }
   }
 
   async ping(): Promise<void> {
-    await this.#query(PING, [])
+    await this.#run(this.#pool, { ...PING, values: [] })
   }
 
   async close(): Promise<void> {

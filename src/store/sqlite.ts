@@ -1,13 +1,13 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import { DatabaseSync } from 'node:sqlite'
 import { loadMigrations } from './migrations.ts'
 import {
   StoreUnavailableError,
   type Book,
-  type BookChanges,
-  type BookPageJson,
-  type NewBook,
+  type BookRepository,
+  type LoginFailureRepository,
+  type Repositories,
   type Store,
   type StoredBook,
   type UpdateResult,
@@ -72,6 +72,8 @@ function migrate(db: DatabaseSync): void {
     const record = db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)')
     for (const migration of loadMigrations('sqlite')) {
       if (applied.has(migration.version)) continue
+      // Nothing SQLite needs runs outside a transaction, and starting processes rely on this one.
+      if (!migration.transaction) throw new Error(`SQLite migrations run in a transaction: ${migration.version}_${migration.name}`)
       db.exec(migration.sql)
       record.run(migration.version, migration.name)
     }
@@ -84,19 +86,115 @@ function migrate(db: DatabaseSync): void {
 
 const COLUMNS = 'id, title, author, year, revision'
 
+/** How a repository runs its statements: batched into the turn's transaction, or inside one of the caller's. */
+interface Executor {
+  /** A statement that only reads. */
+  read<T>(statement: () => T): Promise<T>
+  /** A statement that writes. */
+  write<T>(statement: () => T): Promise<T>
+  /** A read that runs on its own, outside the turn's batch. */
+  direct<T>(statement: () => T): Promise<T>
+}
+
+function prepareStatements(db: DatabaseSync) {
+  return {
+    insert: db.prepare(`INSERT INTO books (title, author, year) VALUES (?, ?, ?) RETURNING ${COLUMNS}`),
+    select: db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`),
+    exists: db.prepare('SELECT 1 FROM books WHERE id = ?'),
+    page: db.prepare('SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?'),
+    // The subquery cannot be flattened (it has a LIMIT), so the aggregate sees its rows in id order.
+    pageJson: db.prepare(`SELECT
+        json_group_array(json_object('id', id, 'title', title, 'author', author, 'year', year)) AS json,
+        count(*) AS count, max(id) AS lastId
+      FROM (SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?)`),
+    update: db.prepare(`UPDATE books
+      SET title = coalesce(?1, title), author = coalesce(?2, author), year = coalesce(?3, year),
+          revision = revision + 1
+      WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
+      RETURNING ${COLUMNS}`),
+    delete: db.prepare('DELETE FROM books WHERE id = ?'),
+    insertLoginFailure: db.prepare('INSERT INTO login_failures (client_key, failed_at) VALUES (?, ?)'),
+    deleteExpiredLoginFailures: db.prepare('DELETE FROM login_failures WHERE failed_at <= ?'),
+    recentLoginFailures: db.prepare(`SELECT failed_at FROM login_failures
+      WHERE client_key = ? AND failed_at > ? ORDER BY failed_at DESC LIMIT ?`),
+    ping: db.prepare('SELECT 1'),
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+  }
+}
+
+type Statements = ReturnType<typeof prepareStatements>
+
+function bookRepository(sql: Statements, run: Executor): BookRepository {
+  return {
+    create: (book) => run.write(() => sql.insert.get(book.title, book.author, book.year) as unknown as StoredBook),
+    get: (id) => run.read(() => sql.select.get(id) as StoredBook | undefined),
+    list: (after, limit) => run.direct(() => sql.page.all(after, limit) as unknown as Book[]),
+    listJson: (after, limit) =>
+      run.direct(() => {
+        const row = sql.pageJson.get(after, limit) as { json: string; count: number; lastId: number | null }
+        return { json: row.json, count: row.count, lastId: row.lastId ?? undefined }
+      }),
+    update: (id, changes, expectedRevisions) =>
+      run.write((): UpdateResult => {
+        const book = sql.update.get(
+          changes.title ?? null,
+          changes.author ?? null,
+          changes.year ?? null,
+          id,
+          expectedRevisions === undefined ? null : JSON.stringify(expectedRevisions),
+        ) as StoredBook | undefined
+        if (book) return { outcome: 'updated', book }
+        return { outcome: sql.exists.get(id) ? 'stale' : 'missing' }
+      }),
+    delete: (id) => run.write(() => sql.delete.run(id).changes > 0),
+  }
+}
+
+function loginFailureRepository(sql: Statements, run: Executor): LoginFailureRepository {
+  return {
+    record: (key, at, expiredUpTo) =>
+      run.write(() => {
+        sql.insertLoginFailure.run(key, at)
+        sql.deleteExpiredLoginFailures.run(expiredUpTo)
+      }),
+    recent: (key, since, limit) => run.read(() => sql.recentLoginFailures.all(key, since, limit).map((row) => row.failed_at as number)),
+  }
+}
+
+function repositories(sql: Statements, run: Executor): Repositories {
+  return { books: bookRepository(sql, run), loginFailures: loginFailureRepository(sql, run) }
+}
+
+/**
+ * Runs each statement at once, on the connection a transaction holds, until the transaction
+ * has settled; after that the statements would run outside it, so they fail instead.
+ */
+function transactionExecutor(): Executor & { end(): void } {
+  let open = true
+  const now = <T>(statement: () => T): Promise<T> => {
+    if (!open) return Promise.reject(new Error('The transaction has ended'))
+    return settle(statement)
+  }
+  return {
+    read: now,
+    write: now,
+    direct: now,
+    end: () => {
+      open = false
+    },
+  }
+}
+
+/**
+ * The store in one SQLite file, on one connection: operations asked for in one turn commit
+ * together (see TurnTransaction), and a transaction holds the connection until it settles.
+ */
 export class SqliteBookStore implements Store {
+  readonly books: BookRepository
+  readonly loginFailures: LoginFailureRepository
   readonly #db: DatabaseSync
-  readonly #insert: StatementSync
-  readonly #select: StatementSync
-  readonly #exists: StatementSync
-  readonly #page: StatementSync
-  readonly #pageJson: StatementSync
-  readonly #update: StatementSync
-  readonly #delete: StatementSync
-  readonly #insertLoginFailure: StatementSync
-  readonly #deleteExpiredLoginFailures: StatementSync
-  readonly #recentLoginFailures: StatementSync
-  readonly #ping: StatementSync
+  readonly #sql: Statements
   readonly #turn: TurnTransaction
 
   constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal' }: SqliteOptions) {
@@ -112,75 +210,44 @@ export class SqliteBookStore implements Store {
       db.close()
       throw classify(err)
     }
-    this.#insert = db.prepare(`INSERT INTO books (title, author, year) VALUES (?, ?, ?) RETURNING ${COLUMNS}`)
-    this.#select = db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`)
-    this.#exists = db.prepare('SELECT 1 FROM books WHERE id = ?')
-    this.#page = db.prepare('SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?')
-    // The subquery cannot be flattened (it has a LIMIT), so the aggregate sees its rows in id order.
-    this.#pageJson = db.prepare(`SELECT
-        json_group_array(json_object('id', id, 'title', title, 'author', author, 'year', year)) AS json,
-        count(*) AS count, max(id) AS lastId
-      FROM (SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?)`)
-    this.#update = db.prepare(`UPDATE books
-      SET title = coalesce(?1, title), author = coalesce(?2, author), year = coalesce(?3, year),
-          revision = revision + 1
-      WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
-      RETURNING ${COLUMNS}`)
-    this.#delete = db.prepare('DELETE FROM books WHERE id = ?')
-    this.#insertLoginFailure = db.prepare('INSERT INTO login_failures (client_key, failed_at) VALUES (?, ?)')
-    this.#deleteExpiredLoginFailures = db.prepare('DELETE FROM login_failures WHERE failed_at <= ?')
-    this.#recentLoginFailures = db.prepare(`SELECT failed_at FROM login_failures
-      WHERE client_key = ? AND failed_at > ? ORDER BY failed_at DESC LIMIT ?`)
-    this.#ping = db.prepare('SELECT 1')
-    this.#turn = new TurnTransaction(db, classify)
+    this.#sql = prepareStatements(db)
+    const turn = new TurnTransaction(db, classify)
+    this.#turn = turn
+    const batched: Executor = {
+      read: (statement) => turn.read(statement),
+      write: (statement) => turn.write(statement),
+      direct: (statement) => turn.direct(statement),
+    }
+    const { books, loginFailures } = repositories(this.#sql, batched)
+    this.books = books
+    this.loginFailures = loginFailures
   }
 
-  create(book: NewBook): Promise<StoredBook> {
-    return this.#turn.write(() => this.#insert.get(book.title, book.author, book.year) as unknown as StoredBook)
-  }
-
-  get(id: number): Promise<StoredBook | undefined> {
-    return this.#turn.read(() => this.#select.get(id) as StoredBook | undefined)
-  }
-
-  list(after: number, limit: number): Promise<Book[]> {
-    return settle(() => this.#page.all(after, limit) as unknown as Book[])
-  }
-
-  listJson(after: number, limit: number): Promise<BookPageJson> {
-    return settle(() => {
-      const row = this.#pageJson.get(after, limit) as { json: string; count: number; lastId: number | null }
-      return { json: row.json, count: row.count, lastId: row.lastId ?? undefined }
+  transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {
+    return this.#turn.hold(async () => {
+      const db = this.#db
+      try {
+        // IMMEDIATE takes the write lock first, so a busy database fails here, before any work.
+        this.#sql.begin.run()
+      } catch (err) {
+        throw classify(err)
+      }
+      const run = transactionExecutor()
+      try {
+        const result = await work(repositories(this.#sql, run))
+        run.end()
+        this.#sql.commit.run()
+        return result
+      } catch (err) {
+        run.end()
+        try {
+          if (db.isTransaction) db.exec('ROLLBACK')
+        } catch {
+          // Nothing was committed, and the next BEGIN finds out whether the store recovered.
+        }
+        throw classify(err)
+      }
     })
-  }
-
-  update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult> {
-    return this.#turn.write((): UpdateResult => {
-      const book = this.#update.get(
-        changes.title ?? null,
-        changes.author ?? null,
-        changes.year ?? null,
-        id,
-        expectedRevisions === undefined ? null : JSON.stringify(expectedRevisions),
-      ) as StoredBook | undefined
-      if (book) return { outcome: 'updated', book }
-      return { outcome: this.#exists.get(id) ? 'stale' : 'missing' }
-    })
-  }
-
-  delete(id: number): Promise<boolean> {
-    return this.#turn.write(() => this.#delete.run(id).changes > 0)
-  }
-
-  recordLoginFailure(key: string, at: number, expiredUpTo: number): Promise<void> {
-    return this.#turn.write(() => {
-      this.#insertLoginFailure.run(key, at)
-      this.#deleteExpiredLoginFailures.run(expiredUpTo)
-    })
-  }
-
-  recentLoginFailures(key: string, since: number, limit: number): Promise<number[]> {
-    return this.#turn.read(() => this.#recentLoginFailures.all(key, since, limit).map((row) => row.failed_at as number))
   }
 
   /** The synchronous level in force: 1 is NORMAL, 2 is FULL. */
@@ -189,12 +256,13 @@ export class SqliteBookStore implements Store {
   }
 
   ping(): Promise<void> {
-    return settle(() => {
-      this.#ping.get()
+    return this.#turn.direct(() => {
+      this.#sql.ping.get()
     })
   }
 
   async close(): Promise<void> {
+    await this.#turn.released()
     if (!this.#db.isOpen) return
     this.#turn.flush()
     this.#db.close()

@@ -23,11 +23,8 @@ export type BookChanges = Partial<NewBook>
 
 export type UpdateResult = { outcome: 'updated'; book: StoredBook } | { outcome: 'missing' } | { outcome: 'stale' }
 
-/**
- * Where books live. One implementation per engine; each applies its own
- * migrations when opened and reports an unreachable engine as StoreUnavailableError.
- */
-export interface BookStore {
+/** The books: one repository per engine, plain methods that each run as one atomic step. */
+export interface BookRepository {
   create(book: NewBook): Promise<StoredBook>
   get(id: number): Promise<StoredBook | undefined>
   /** Books with an id greater than `after`, ascending, at most `limit` of them. */
@@ -44,26 +41,52 @@ export interface BookStore {
   update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult>
   /** True when a book was deleted. */
   delete(id: number): Promise<boolean>
-  /** Resolves when the engine answers. */
-  ping(): Promise<void>
-  /** The state of the engine's connection pool, for metrics; absent where the driver has no pool. */
-  connections?(): ConnectionStats
-  close(): Promise<void>
 }
 
 /**
  * Failed logins, kept in the store so that every process and instance using it counts the same
  * ones. Times are milliseconds since the epoch.
  */
-export interface LoginFailureStore {
+export interface LoginFailureRepository {
   /** Records a failure of `key` at `at`, and deletes every failure, of any key, at or before `expiredUpTo`. */
-  recordLoginFailure(key: string, at: number, expiredUpTo: number): Promise<void>
+  record(key: string, at: number, expiredUpTo: number): Promise<void>
   /** The times of the newest `limit` failures of `key` after `since`, newest first. */
-  recentLoginFailures(key: string, since: number, limit: number): Promise<number[]>
+  recent(key: string, since: number, limit: number): Promise<number[]>
 }
 
-/** What each engine implements: the books and the failed logins, in one database. */
-export type Store = BookStore & LoginFailureStore
+/** Every repository of the store, each holding the queries of one kind of record. */
+export interface Repositories {
+  books: BookRepository
+  loginFailures: LoginFailureRepository
+}
+
+/**
+ * The names of the repositories, for code that treats each alike (instrumentation, transactions);
+ * the type check fails when a repository is added to `Repositories` but not here.
+ */
+export const REPOSITORY_NAMES = Object.keys({
+  books: true,
+  loginFailures: true,
+} satisfies Record<keyof Repositories, true>) as (keyof Repositories)[]
+
+/**
+ * Where the service keeps its records: one implementation per engine, holding every repository.
+ * Each applies its own migrations when opened and reports an unreachable engine as
+ * StoreUnavailableError.
+ */
+export interface Store extends Repositories {
+  /**
+   * Runs `work` with repositories bound to one transaction: everything it does commits when the
+   * promise it returns resolves, and none of it when it rejects (the rejection is passed on).
+   * The repositories must not be used after `work` settles; transactions do not nest.
+   */
+  transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T>
+  /** Resolves when the engine answers. */
+  ping(): Promise<void>
+  /** The state of the engine's connection pool, for metrics; absent where the driver has no pool. */
+  connections?(): ConnectionStats
+  close(): Promise<void>
+}
 
 export interface ConnectionStats {
   /** Open connections, in use or idle. */
@@ -73,8 +96,23 @@ export interface ConnectionStats {
   waiting: number
 }
 
-/** The engine cannot be reached or did not answer in time; the request may succeed later. */
+/**
+ * Longest a request that needs the store may take before it is answered (CONTRACT: 503 within
+ * 5 s): the readiness probe waits this long, and the default operation timeout stays below it.
+ */
+export const STORE_DEADLINE_MS = 5000
+
+/** Seconds a client should wait before trying again when the store is unavailable. */
+export const STORE_RETRY_AFTER_SECONDS = 5
+
+/**
+ * The engine cannot be reached or did not answer in time; the request may succeed later. It
+ * carries its answer, 503 with `Retry-After`, so that the HTTP layer needs no knowledge of it.
+ */
 export class StoreUnavailableError extends Error {
+  readonly statusCode = 503
+  readonly headers: Record<string, string> = { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) }
+
   constructor(cause: unknown) {
     super('The store is unavailable', { cause })
     this.name = 'StoreUnavailableError'

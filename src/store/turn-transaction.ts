@@ -21,6 +21,10 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
  *
  * Each operation fails on its own: SQLite undoes a failed statement and the rest commit. An
  * error that ends the whole transaction (a full disk, an I/O error) fails all of them.
+ *
+ * The connection is also lent, one caller at a time, to work that spans several turns (a
+ * transaction of the caller's own): while it is held, the turns' operations and direct
+ * statements wait, so that none of them runs inside it, and they run once it is released.
  */
 export class TurnTransaction {
   readonly #db: DatabaseSync
@@ -30,6 +34,10 @@ export class TurnTransaction {
   readonly #commit: StatementSync
   #pending: Operation[] = []
   #writes = false
+  /** Settles when the last work that asked for the connection has released it. */
+  #lastHolder: Promise<unknown> = Promise.resolve()
+  /** Resolves when the connection is released; set while it is held. */
+  #held: Promise<void> | undefined
 
   constructor(db: DatabaseSync, classify: (err: unknown) => unknown) {
     this.#db = db
@@ -49,6 +57,41 @@ export class TurnTransaction {
     return this.#enqueue(statement)
   }
 
+  /** Runs a statement now, or once the connection is released when it is held. */
+  direct<T>(statement: () => T): Promise<T> {
+    if (this.#held) return this.#held.then(() => this.direct(statement))
+    try {
+      return Promise.resolve(statement())
+    } catch (err) {
+      return Promise.reject(this.#classify(err))
+    }
+  }
+
+  /**
+   * Runs `work` with the connection to itself, after every operation asked for before it and
+   * after the work that asked earlier; what is asked for meanwhile waits until it settles.
+   */
+  hold<T>(work: () => Promise<T>): Promise<T> {
+    const turn = this.#lastHolder.then(() => {
+      // Operations asked for before the work was are answered before it starts.
+      this.flush()
+      let release!: () => void
+      this.#held = new Promise((resolve) => (release = resolve))
+      return work().finally(() => {
+        this.#held = undefined
+        release()
+        if (this.#pending.length > 0) setImmediate(() => this.flush())
+      })
+    })
+    this.#lastHolder = turn.catch(() => {})
+    return turn
+  }
+
+  /** Settles once every work asked for so far has released the connection. */
+  released(): Promise<void> {
+    return this.#lastHolder.then(() => {})
+  }
+
   #enqueue<T>(statement: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const first = this.#pending.push({ run: statement, resolve: resolve as (value: unknown) => void, reject }) === 1
@@ -59,6 +102,7 @@ export class TurnTransaction {
 
   /** Runs and commits what is pending now. */
   flush(): void {
+    if (this.#held) return
     const operations = this.#pending
     const begin = this.#writes ? this.#beginWrite : this.#beginRead
     this.#pending = []

@@ -2,17 +2,17 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createLoginGate } from '../../src/auth/login-gate.ts'
 import { StoreLoginLimiter } from '../../src/auth/login-limiter.ts'
-import type { LoginFailureStore } from '../../src/store/store.ts'
+import type { LoginFailureRepository } from '../../src/store/store.ts'
 
 /** Failed logins in memory, counting the reads of the count. */
 function countingStore() {
   const failures: { key: string; at: number }[] = []
-  const store: LoginFailureStore & { reads: number } = {
+  const store: LoginFailureRepository & { reads: number } = {
     reads: 0,
-    async recordLoginFailure(key, at) {
+    async record(key, at) {
       failures.push({ key, at })
     },
-    async recentLoginFailures(key, since, limit) {
+    async recent(key, since, limit) {
       store.reads++
       return failures
         .filter((f) => f.key === key && f.at > since)
@@ -52,14 +52,14 @@ describe('login gate', () => {
 
   it('answers every waiting attempt with the failure of the count it waited for', async () => {
     const store = countingStore()
-    store.recentLoginFailures = async () => {
+    store.recent = async () => {
       throw Object.assign(new Error('store away'), { statusCode: 503 })
     }
     const { decide } = createLoginGate(new StoreLoginLimiter(store))
     const statuses = await Promise.all(Array.from({ length: 3 }, () => outcome(decide('198.51.100.1', () => true))))
     assert.deepEqual(statuses, [503, 503, 503])
     // A later attempt reads again.
-    store.recentLoginFailures = async () => []
+    store.recent = async () => []
     assert.equal(await outcome(decide('198.51.100.1', () => true)), 200)
   })
 })

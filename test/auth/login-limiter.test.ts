@@ -32,7 +32,7 @@ for (const engine of storeEngines) {
     beforeEach(async () => {
       store = await engine.open()
       time = clock()
-      limiter = new StoreLoginLimiter(store, { now: time.now })
+      limiter = new StoreLoginLimiter(store.loginFailures, { now: time.now })
     })
     afterEach(() => store.close())
 
@@ -82,9 +82,9 @@ for (const engine of storeEngines) {
       time.advance(WINDOW_MS)
       await limiter.recordFailure('203.0.113.7')
       for (const address of [...addresses.slice(0, 3), addresses.at(-1)!]) {
-        assert.deepEqual(await store.recentLoginFailures(clientKey(address), 0, 10), [])
+        assert.deepEqual(await store.loginFailures.recent(clientKey(address), 0, 10), [])
       }
-      assert.deepEqual(await store.recentLoginFailures('203.0.113.7', 0, 10), [time.now()])
+      assert.deepEqual(await store.loginFailures.recent('203.0.113.7', 0, 10), [time.now()])
     })
 
     it('counts an IPv6 /64 together', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
+import { StoreUnavailableError, type LoginFailureRepository, type Store } from '../../src/store/store.ts'
 import { buildTestApp, dune, issueToken, listenOnLoopback, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
 import { parseResponse, sendRaw } from '../raw-http.ts'
 
@@ -14,17 +14,8 @@ function failingStore(error: () => Error): Store {
   const fail = async () => {
     throw error()
   }
-  return {
-    create: fail,
-    get: fail,
-    list: fail,
-    update: fail,
-    delete: fail,
-    recordLoginFailure: (key, at, expiredUpTo) => store.recordLoginFailure(key, at, expiredUpTo),
-    recentLoginFailures: (key, since, limit) => store.recentLoginFailures(key, since, limit),
-    ping: fail,
-    close: () => store.close(),
-  }
+  Object.assign(store.books, { create: fail, get: fail, list: fail, listJson: fail, update: fail, delete: fail })
+  return Object.assign(store, { ping: fail })
 }
 
 describe('framework errors keep the envelope', () => {
@@ -134,16 +125,41 @@ describe('store failures', () => {
   })
 })
 
+describe('errors carry their answer', () => {
+  const withStatus = (statusCode: number, headers?: Record<string, string>) =>
+    Object.assign(new Error('internal detail'), { statusCode, ...(headers && { headers }) })
+
+  for (const [error, status, message, retryAfter] of [
+    [withStatus(503, { 'retry-after': '7' }), 503, 'Service unavailable', '7'],
+    [withStatus(409), 409, 'Conflict', undefined],
+    [withStatus(502, { 'retry-after': '7' }), 500, 'Internal server error', undefined],
+  ] as const) {
+    test(`an error with status ${error.statusCode} is answered ${status}`, async () => {
+      const app = await buildTestApp({}, { store: failingStore(() => error) })
+      try {
+        const res = await app.inject({ method: 'GET', url: '/book/1', headers: { authorization: await issueToken(app) } })
+        assert.equal(res.statusCode, status)
+        assert.equal(res.headers['retry-after'], retryAfter)
+        assert.deepEqual(res.json(), envelopeOf(status, message))
+      } finally {
+        await app.close()
+      }
+    })
+  }
+})
+
 describe('POST /token when the store cannot count failed logins', () => {
+  const withLoginFailures = (methods: Partial<LoginFailureRepository>) => {
+    const store = new SqliteBookStore({ path: ':memory:' })
+    Object.assign(store.loginFailures, methods)
+    return store
+  }
   const unavailable = () => Promise.reject(new StoreUnavailableError(new Error('ECONNREFUSED')))
   const login = (app: FastifyInstance, password: string) =>
     app.inject({ method: 'POST', url: '/token', payload: { username: TEST_USERNAME, password } })
 
   test('answers 503 with Retry-After to every attempt when the failures cannot be read', async () => {
-    const app = await buildTestApp(
-      {},
-      { store: Object.assign(new SqliteBookStore({ path: ':memory:' }), { recentLoginFailures: unavailable }) },
-    )
+    const app = await buildTestApp({}, { store: withLoginFailures({ recent: unavailable }) })
     try {
       for (const password of [TEST_PASSWORD, 'guess']) {
         const res = await login(app, password)
@@ -157,10 +173,7 @@ describe('POST /token when the store cannot count failed logins', () => {
   })
 
   test('answers 503, not 401, to a wrong pair whose failure cannot be recorded', async () => {
-    const app = await buildTestApp(
-      {},
-      { store: Object.assign(new SqliteBookStore({ path: ':memory:' }), { recordLoginFailure: unavailable }) },
-    )
+    const app = await buildTestApp({}, { store: withLoginFailures({ record: unavailable }) })
     try {
       const wrong = await login(app, 'guess')
       assert.equal(wrong.statusCode, 503)

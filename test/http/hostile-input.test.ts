@@ -300,7 +300,7 @@ for (const engine of storeEngines) {
 
       const seeded = new Map<number, StoredBook>()
       for (let i = 0; i < SEEDED; i++) {
-        const book = await store.create({ title: `Seed ${i} \u00e9\u{1F4D6}`, author: `Author ${i}`, year: 1900 + i })
+        const book = await store.books.create({ title: `Seed ${i} \u00e9\u{1F4D6}`, author: `Author ${i}`, year: 1900 + i })
         seeded.set(book.id, book)
       }
       const touched = new Set<number>()
@@ -343,9 +343,9 @@ for (const engine of storeEngines) {
       const untouched = [...seeded.keys()].filter((bookId) => !touched.has(bookId))
       assert.ok(untouched.length >= 5, `only ${untouched.length} seeded books left untouched: the check proves little`)
       for (const bookId of untouched) {
-        assert.deepEqual(await store.get(bookId), seeded.get(bookId), `book ${bookId} changed or vanished`)
+        assert.deepEqual(await store.books.get(bookId), seeded.get(bookId), `book ${bookId} changed or vanished`)
       }
-      for (const book of await store.list(0, 100_000)) assertStorable(book)
+      for (const book of await store.books.list(0, 100_000)) assertStorable(book)
       assert.equal(({} as Record<string, unknown>).admin, undefined, 'Object.prototype polluted')
       t.diagnostic(`answers: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`)
     })

@@ -17,7 +17,7 @@ function clock() {
 async function withClock(engine: StoreEngine, overrides: Partial<Config> = {}) {
   const time = clock()
   const store = await engine.open()
-  const app = await buildTestApp(overrides, { store, loginLimiter: new StoreLoginLimiter(store, { now: time.now }) })
+  const app = await buildTestApp(overrides, { store, loginLimiter: new StoreLoginLimiter(store.loginFailures, { now: time.now }) })
   return { app, advance: time.advance }
 }
 
@@ -32,7 +32,7 @@ async function twoAppsOnOneDatabase(t: TestContext, engine: StoreEngine) {
   })
   for (let i = 0; i < 2; i++) {
     const store = await openStore(testConfig({ dbUrl: database.dbUrl }))
-    apps.push(await buildTestApp({}, { store, loginLimiter: new StoreLoginLimiter(store, { now: time.now }) }))
+    apps.push(await buildTestApp({}, { store, loginLimiter: new StoreLoginLimiter(store.loginFailures, { now: time.now }) }))
   }
   return { apps: apps as [FastifyInstance, FastifyInstance], advance: time.advance }
 }

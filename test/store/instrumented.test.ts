@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { instrumentStore } from '../../src/store/instrumented.ts'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
+import { StoreUnavailableError } from '../../src/store/store.ts'
 import { dune } from '../helpers.ts'
 
 function recorder() {
@@ -18,11 +18,11 @@ describe('instrumented store', () => {
   it('answers what the store answers and records each operation as ok', async () => {
     const metrics = recorder()
     const store = instrumentStore(new SqliteBookStore({ path: ':memory:' }), metrics)
-    const book = await store.create(dune)
+    const book = await store.books.create(dune)
     // node:sqlite rows have no prototype: compare their members.
-    assert.deepEqual({ ...(await store.get(book.id)) }, { ...book })
+    assert.deepEqual({ ...(await store.books.get(book.id)) }, { ...book })
     assert.deepEqual(
-      (await store.list(0, 10)).map((row) => ({ ...row })),
+      (await store.books.list(0, 10)).map((row) => ({ ...row })),
       [{ id: book.id, ...dune }],
     )
     await store.close()
@@ -36,8 +36,8 @@ describe('instrumented store', () => {
   it("keeps the engine's own list serialisation, recorded as a list", async () => {
     const metrics = recorder()
     const store = instrumentStore(new SqliteBookStore({ path: ':memory:' }), metrics)
-    const book = await store.create(dune)
-    assert.deepEqual(await store.listJson?.(0, 10), { json: JSON.stringify([{ id: book.id, ...dune }]), count: 1, lastId: book.id })
+    const book = await store.books.create(dune)
+    assert.deepEqual(await store.books.listJson?.(0, 10), { json: JSON.stringify([{ id: book.id, ...dune }]), count: 1, lastId: book.id })
     await store.close()
     assert.deepEqual(metrics.seen, [
       ['create', 'ok'],
@@ -45,17 +45,39 @@ describe('instrumented store', () => {
     ])
   })
 
+  it('records the operations of a transaction, and every method a repository has', async () => {
+    const metrics = recorder()
+    const engine = new SqliteBookStore({ path: ':memory:' })
+    // A method that no list names: generic instrumentation records it all the same.
+    Object.assign(engine.books, { count: async () => (await engine.books.list(0, 100)).length })
+    const store = instrumentStore(engine, metrics)
+    await store.transaction(async ({ books, loginFailures }) => {
+      await books.create(dune)
+      await loginFailures.record('203.0.113.7', 1000, 0)
+    })
+    assert.equal(await (store.books as unknown as { count(): Promise<number> }).count(), 1)
+    await store.loginFailures.recent('203.0.113.7', 0, 10)
+    await store.close()
+    assert.deepEqual(metrics.seen, [
+      ['create', 'ok'],
+      ['recordLoginFailure', 'ok'],
+      ['count', 'ok'],
+      ['recentLoginFailures', 'ok'],
+    ])
+  })
+
   it('passes failures on and records them as unavailable or error', async () => {
     const down = new StoreUnavailableError(new Error('down'))
     const broken = new Error('broken')
-    const failing = Object.assign(new SqliteBookStore({ path: ':memory:' }), {
+    const failing = new SqliteBookStore({ path: ':memory:' })
+    Object.assign(failing.books, {
       get: () => Promise.reject(down),
       delete: () => Promise.reject(broken),
-    }) as Store
+    })
     const metrics = recorder()
     const store = instrumentStore(failing, metrics)
-    await assert.rejects(store.get(1), down)
-    await assert.rejects(store.delete(1), broken)
+    await assert.rejects(store.books.get(1), down)
+    await assert.rejects(store.books.delete(1), broken)
     await store.close()
     assert.deepEqual(metrics.seen, [
       ['get', 'unavailable'],

@@ -56,9 +56,9 @@ describe('postgres store', () => {
       const store = await PostgresBookStore.open(options(schema.url))
       try {
         await adminQuery(`ALTER TABLE ${schema.name}.books ALTER COLUMN id RESTART WITH 4503599627370496`)
-        const created = await store.create(dune)
+        const created = await store.books.create(dune)
         assert.equal(created.id, 4503599627370496)
-        assert.equal(JSON.stringify((await store.list(created.id - 1, 1))[0]?.id), '4503599627370496')
+        assert.equal(JSON.stringify((await store.books.list(created.id - 1, 1))[0]?.id), '4503599627370496')
       } finally {
         await store.close()
       }

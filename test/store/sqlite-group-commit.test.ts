@@ -15,17 +15,21 @@ const freshPath = () => join(dir, `books-${++files}.db`)
 test('writes asked for together all commit, each with its own result', async () => {
   const store = new SqliteBookStore({ path: freshPath() })
   try {
-    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => store.create({ ...dune, year: 1900 + i })))
+    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => store.books.create({ ...dune, year: 1900 + i })))
     assert.deepEqual(
       created.map((book) => book.id),
       Array.from({ length: 20 }, (_, i) => i + 1),
     )
-    const [updated, deleted, missing] = await Promise.all([store.update(3, { title: 'Dune Messiah' }), store.delete(4), store.delete(99)])
+    const [updated, deleted, missing] = await Promise.all([
+      store.books.update(3, { title: 'Dune Messiah' }),
+      store.books.delete(4),
+      store.books.delete(99),
+    ])
     assert.equal(updated.outcome, 'updated')
     assert.equal(deleted, true)
     assert.equal(missing, false)
-    assert.equal((await store.get(3))?.title, 'Dune Messiah')
-    assert.equal(await store.get(4), undefined)
+    assert.equal((await store.books.get(3))?.title, 'Dune Messiah')
+    assert.equal(await store.books.get(4), undefined)
   } finally {
     await store.close()
   }
@@ -34,12 +38,16 @@ test('writes asked for together all commit, each with its own result', async () 
 test('a write that fails does not take the others in its transaction with it', async () => {
   const store = new SqliteBookStore({ path: freshPath() })
   try {
-    const results = await Promise.allSettled([store.create(dune), store.create({ ...dune, year: 123456 }), store.create(dune)])
+    const results = await Promise.allSettled([
+      store.books.create(dune),
+      store.books.create({ ...dune, year: 123456 }),
+      store.books.create(dune),
+    ])
     assert.deepEqual(
       results.map((result) => result.status),
       ['fulfilled', 'rejected', 'fulfilled'],
     )
-    assert.equal((await store.list(0, 10)).length, 2)
+    assert.equal((await store.books.list(0, 10)).length, 2)
   } finally {
     await store.close()
   }
@@ -48,12 +56,12 @@ test('a write that fails does not take the others in its transaction with it', a
 test('closing the store commits the writes still waiting', async () => {
   const path = freshPath()
   const store = new SqliteBookStore({ path })
-  const pending = store.create(dune)
+  const pending = store.books.create(dune)
   await store.close()
   assert.equal((await pending).id, 1)
   const reopened = new SqliteBookStore({ path })
   try {
-    assert.equal((await reopened.get(1))?.title, dune.title)
+    assert.equal((await reopened.books.get(1))?.title, dune.title)
   } finally {
     await reopened.close()
   }
@@ -77,10 +85,10 @@ test('every acknowledged write survives a kill -9 right after its answer', async
       const store = new SqliteBookStore({ path: ${JSON.stringify(path)} })
       const writes = []
       for (let i = 0; i < 200; i++) {
-        writes.push(store.create({ title: 'Book ' + i, author: 'Author', year: 2000 }).then((book) => ack(book.id)))
+        writes.push(store.books.create({ title: 'Book ' + i, author: 'Author', year: 2000 }).then((book) => ack(book.id)))
       }
-      writes.push(store.update(1, { title: 'Changed' }).then(() => ack('updated')))
-      writes.push(store.delete(2).then(() => ack('deleted')))
+      writes.push(store.books.update(1, { title: 'Changed' }).then(() => ack('updated')))
+      writes.push(store.books.delete(2).then(() => ack('deleted')))
       await Promise.all(writes)
       process.kill(process.pid, 'SIGKILL')
       `,
@@ -92,7 +100,7 @@ test('every acknowledged write survives a kill -9 right after its answer', async
   assert.equal(acknowledged.length, 202)
   const store = new SqliteBookStore({ path })
   try {
-    const books = await store.list(0, 1000)
+    const books = await store.books.list(0, 1000)
     assert.deepEqual(
       books.map((book) => book.id),
       Array.from({ length: 200 }, (_, i) => i + 1).filter((id) => id !== 2),

@@ -34,13 +34,13 @@ describe('SQLite store', () => {
   test('keeps books across reopening, and never reuses the id of a deleted newest book', async () => {
     const path = tempFile()
     let store = new SqliteBookStore({ path })
-    const kept = await store.create(dune)
-    const newest = await store.create(dune)
-    assert.equal(await store.delete(newest.id), true)
+    const kept = await store.books.create(dune)
+    const newest = await store.books.create(dune)
+    assert.equal(await store.books.delete(newest.id), true)
     await store.close()
     store = new SqliteBookStore({ path })
-    assert.deepEqual(await store.get(kept.id), kept)
-    assert.ok((await store.create(dune)).id > newest.id)
+    assert.deepEqual(await store.books.get(kept.id), kept)
+    assert.ok((await store.books.create(dune)).id > newest.id)
     await store.close()
   })
 
@@ -51,7 +51,7 @@ describe('SQLite store', () => {
       { ...dune, title: '' },
       { ...dune, author: 'x'.repeat(501) },
     ]) {
-      await assert.rejects(store.create(book))
+      await assert.rejects(store.books.create(book))
     }
     await store.close()
   })
@@ -62,12 +62,12 @@ describe('SQLite store', () => {
     const other = new DatabaseSync(path)
     other.exec('BEGIN EXCLUSIVE')
     try {
-      await assert.rejects(store.create(dune), StoreUnavailableError)
+      await assert.rejects(store.books.create(dune), StoreUnavailableError)
     } finally {
       other.exec('ROLLBACK')
       other.close()
     }
-    assert.equal((await store.create(dune)).title, 'Dune')
+    assert.equal((await store.books.create(dune)).title, 'Dune')
     await store.close()
   })
 })

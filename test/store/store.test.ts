@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, it } from 'node:test'
-import { StoreUnavailableError, type NewBook, type Store } from '../../src/store/store.ts'
+import { StoreUnavailableError, type NewBook, type Repositories, type Store } from '../../src/store/store.ts'
 import { dune, storeEngines } from '../helpers.ts'
 
-const books: NewBook[] = [
+const catalogue: NewBook[] = [
   dune,
   { title: 'Solaris', author: 'Stanisław Lem', year: 1961 },
   { title: 'Kindred', author: 'Octavia E. Butler', year: 1979 },
@@ -29,21 +29,21 @@ for (const engine of storeEngines) {
 
     async function createAll() {
       const created = []
-      for (const book of books) created.push(await store.create(book))
+      for (const book of catalogue) created.push(await store.books.create(book))
       return created
     }
 
     it('creates a book with a numeric id and revision 1, and gets it back', async () => {
-      const created = await store.create(dune)
+      const created = await store.books.create(dune)
       assert.equal(typeof created.id, 'number')
       assert.deepEqual(asJson(created), { id: created.id, ...dune, revision: 1 })
-      assert.deepEqual(asJson(await store.get(created.id)), asJson(created))
+      assert.deepEqual(asJson(await store.books.get(created.id)), asJson(created))
     })
 
     it('stores text exactly as given, up to 500 characters', async () => {
       const book = { title: '😀'.repeat(500), author: '  Ĳssel — «naïve»  ', year: 9999 }
-      const created = await store.create(book)
-      assert.deepEqual(asJson(await store.get(created.id)), { id: created.id, ...book, revision: 1 })
+      const created = await store.books.create(book)
+      assert.deepEqual(asJson(await store.books.get(created.id)), { id: created.id, ...book, revision: 1 })
     })
 
     it('refuses what the contract forbids, as an error that is not "unavailable"', async () => {
@@ -53,49 +53,49 @@ for (const engine of storeEngines) {
         { ...dune, year: 10000 },
         { ...dune, year: -10000 },
       ]) {
-        await assert.rejects(store.create(bad), (err) => !(err instanceof StoreUnavailableError))
+        await assert.rejects(store.books.create(bad), (err) => !(err instanceof StoreUnavailableError))
       }
-      assert.deepEqual(asJson(await store.list(0, 10)), [])
+      assert.deepEqual(asJson(await store.books.list(0, 10)), [])
     })
 
     it('finds nothing for an id that was never assigned', async () => {
-      assert.equal(await store.get(1), undefined)
-      assert.equal(await store.get(Number.MAX_SAFE_INTEGER), undefined)
+      assert.equal(await store.books.get(1), undefined)
+      assert.equal(await store.books.get(Number.MAX_SAFE_INTEGER), undefined)
     })
 
     it('assigns ascending ids and never reuses the id of a deleted newest book', async () => {
-      const first = await store.create(dune)
-      const second = await store.create(dune)
+      const first = await store.books.create(dune)
+      const second = await store.books.create(dune)
       assert.ok(second.id > first.id)
-      assert.equal(await store.delete(second.id), true)
-      const third = await store.create(dune)
+      assert.equal(await store.books.delete(second.id), true)
+      const third = await store.books.create(dune)
       assert.ok(third.id > second.id)
     })
 
     it('lists books ascending by id, a page at a time, without revisions', async () => {
       const created = (await createAll()).map(({ revision: _, ...book }) => book)
-      assert.deepEqual(asJson(await store.list(0, 1000)), created)
-      assert.deepEqual(asJson(await store.list(0, 2)), created.slice(0, 2))
-      assert.deepEqual(asJson(await store.list(created[1]!.id, 2)), created.slice(2, 4))
-      assert.deepEqual(asJson(await store.list(created[3]!.id, 2)), created.slice(4))
-      assert.deepEqual(asJson(await store.list(created[4]!.id, 2)), [])
+      assert.deepEqual(asJson(await store.books.list(0, 1000)), created)
+      assert.deepEqual(asJson(await store.books.list(0, 2)), created.slice(0, 2))
+      assert.deepEqual(asJson(await store.books.list(created[1]!.id, 2)), created.slice(2, 4))
+      assert.deepEqual(asJson(await store.books.list(created[3]!.id, 2)), created.slice(4))
+      assert.deepEqual(asJson(await store.books.list(created[4]!.id, 2)), [])
     })
 
     it('serialises a page itself as the JSON of what list gives, when it can', async (t) => {
-      if (!store.listJson) {
+      if (!store.books.listJson) {
         t.skip('this engine lists only through list()')
         return
       }
       const created = await createAll()
-      const awkward = await store.create({ title: 'Quote " and \\ and \n', author: 'é 😀 \u2028', year: 0 })
+      const awkward = await store.books.create({ title: 'Quote " and \\ and \n', author: 'é 😀 \u2028', year: 0 })
       for (const [after, limit] of [
         [0, 100],
         [0, 2],
         [created[1]!.id, 2],
         [awkward.id, 10],
       ] as const) {
-        const page = await store.listJson(after, limit)
-        const rows = asJson(await store.list(after, limit)) as { id: number }[]
+        const page = await store.books.listJson(after, limit)
+        const rows = asJson(await store.books.list(after, limit)) as { id: number }[]
         assert.deepEqual(JSON.parse(page.json), rows)
         assert.equal(page.count, rows.length)
         assert.equal(page.lastId, rows.at(-1)?.id)
@@ -103,12 +103,12 @@ for (const engine of storeEngines) {
     })
 
     it('updates only the given members and raises the revision', async () => {
-      const { id } = await store.create(dune)
-      const result = await store.update(id, { year: 1966 })
+      const { id } = await store.books.create(dune)
+      const result = await store.books.update(id, { year: 1966 })
       const expected = { id, ...dune, year: 1966, revision: 2 }
       assert.deepEqual(asJson(result), { outcome: 'updated', book: expected })
-      assert.deepEqual(asJson(await store.get(id)), expected)
-      const again = await store.update(id, { title: 'Dune Messiah', author: 'F. Herbert' })
+      assert.deepEqual(asJson(await store.books.get(id)), expected)
+      const again = await store.books.update(id, { title: 'Dune Messiah', author: 'F. Herbert' })
       assert.deepEqual(asJson(again), {
         outcome: 'updated',
         book: { id, title: 'Dune Messiah', author: 'F. Herbert', year: 1966, revision: 3 },
@@ -116,57 +116,115 @@ for (const engine of storeEngines) {
     })
 
     it('updates when the revision is one of the expected ones', async () => {
-      const { id } = await store.create(dune)
-      const result = await store.update(id, { year: 1970 }, [7, 1])
+      const { id } = await store.books.create(dune)
+      const result = await store.books.update(id, { year: 1970 }, [7, 1])
       assert.deepEqual(asJson(result), { outcome: 'updated', book: { id, ...dune, year: 1970, revision: 2 } })
     })
 
     it('changes nothing and reports "stale" when the revision is not expected', async () => {
-      const { id } = await store.create(dune)
-      await store.update(id, { year: 1966 })
-      assert.deepEqual(await store.update(id, { year: 1970 }, [1]), { outcome: 'stale' })
-      assert.deepEqual(await store.update(id, { year: 1970 }, []), { outcome: 'stale' })
-      assert.deepEqual(asJson(await store.get(id)), { id, ...dune, year: 1966, revision: 2 })
+      const { id } = await store.books.create(dune)
+      await store.books.update(id, { year: 1966 })
+      assert.deepEqual(await store.books.update(id, { year: 1970 }, [1]), { outcome: 'stale' })
+      assert.deepEqual(await store.books.update(id, { year: 1970 }, []), { outcome: 'stale' })
+      assert.deepEqual(asJson(await store.books.get(id)), { id, ...dune, year: 1966, revision: 2 })
     })
 
     it('reports "missing" for a book that does not exist, with or without expected revisions', async () => {
-      const { id } = await store.create(dune)
-      await store.delete(id)
-      assert.deepEqual(await store.update(id, { year: 1970 }), { outcome: 'missing' })
-      assert.deepEqual(await store.update(id, { year: 1970 }, [1]), { outcome: 'missing' })
+      const { id } = await store.books.create(dune)
+      await store.books.delete(id)
+      assert.deepEqual(await store.books.update(id, { year: 1970 }), { outcome: 'missing' })
+      assert.deepEqual(await store.books.update(id, { year: 1970 }, [1]), { outcome: 'missing' })
     })
 
     it('lets exactly one of two updates expecting the same revision win', async () => {
-      const { id } = await store.create(dune)
-      const outcomes = await Promise.all([store.update(id, { year: 1970 }, [1]), store.update(id, { year: 1980 }, [1])])
+      const { id } = await store.books.create(dune)
+      const outcomes = await Promise.all([store.books.update(id, { year: 1970 }, [1]), store.books.update(id, { year: 1980 }, [1])])
       assert.deepEqual(outcomes.map((result) => result.outcome).sort(), ['stale', 'updated'])
-      assert.equal((await store.get(id))?.revision, 2)
+      assert.equal((await store.books.get(id))?.revision, 2)
     })
 
     it('deletes a book once', async () => {
       const [kept, deleted] = await createAll()
-      assert.equal(await store.delete(deleted!.id), true)
-      assert.equal(await store.get(deleted!.id), undefined)
-      assert.equal(await store.delete(deleted!.id), false)
-      assert.deepEqual(asJson(await store.get(kept!.id)), asJson(kept))
+      assert.equal(await store.books.delete(deleted!.id), true)
+      assert.equal(await store.books.get(deleted!.id), undefined)
+      assert.equal(await store.books.delete(deleted!.id), false)
+      assert.deepEqual(asJson(await store.books.get(kept!.id)), asJson(kept))
     })
 
     it('gives the newest failed logins of a key after a time, newest first, at most as many as asked', async () => {
-      for (const at of [1000, 2000, 3000, 3000, 4000]) await store.recordLoginFailure('203.0.113.7', at, 0)
-      await store.recordLoginFailure('203.0.113.8', 5000, 0)
-      assert.deepEqual(await store.recentLoginFailures('203.0.113.7', 1000, 10), [4000, 3000, 3000, 2000])
-      assert.deepEqual(await store.recentLoginFailures('203.0.113.7', 0, 2), [4000, 3000])
-      assert.deepEqual(await store.recentLoginFailures('198.51.100.1', 0, 10), [])
+      for (const at of [1000, 2000, 3000, 3000, 4000]) await store.loginFailures.record('203.0.113.7', at, 0)
+      await store.loginFailures.record('203.0.113.8', 5000, 0)
+      assert.deepEqual(await store.loginFailures.recent('203.0.113.7', 1000, 10), [4000, 3000, 3000, 2000])
+      assert.deepEqual(await store.loginFailures.recent('203.0.113.7', 0, 2), [4000, 3000])
+      assert.deepEqual(await store.loginFailures.recent('198.51.100.1', 0, 10), [])
     })
 
     it('deletes the failed logins of every key up to the expiry time given with a new one', async () => {
-      await store.recordLoginFailure('203.0.113.7', 1000, 0)
-      await store.recordLoginFailure('203.0.113.7', 2000, 0)
-      await store.recordLoginFailure('203.0.113.8', 3000, 0)
-      await store.recordLoginFailure('198.51.100.1', 4000, 2000)
-      assert.deepEqual(await store.recentLoginFailures('203.0.113.7', 0, 10), [])
-      assert.deepEqual(await store.recentLoginFailures('203.0.113.8', 0, 10), [3000])
-      assert.deepEqual(await store.recentLoginFailures('198.51.100.1', 0, 10), [4000])
+      await store.loginFailures.record('203.0.113.7', 1000, 0)
+      await store.loginFailures.record('203.0.113.7', 2000, 0)
+      await store.loginFailures.record('203.0.113.8', 3000, 0)
+      await store.loginFailures.record('198.51.100.1', 4000, 2000)
+      assert.deepEqual(await store.loginFailures.recent('203.0.113.7', 0, 10), [])
+      assert.deepEqual(await store.loginFailures.recent('203.0.113.8', 0, 10), [3000])
+      assert.deepEqual(await store.loginFailures.recent('198.51.100.1', 0, 10), [4000])
+    })
+
+    it('commits every write of a transaction together, and answers what its work returned', async () => {
+      const existing = await store.books.create(dune)
+      const result = await store.transaction(async ({ books, loginFailures }) => {
+        const created = await books.create(catalogue[1]!)
+        await books.update(existing.id, { year: 1966 })
+        await loginFailures.record('203.0.113.7', 1000, 0)
+        return created.id
+      })
+      assert.deepEqual(asJson(await store.books.get(result)), { id: result, ...catalogue[1], revision: 1 })
+      assert.equal((await store.books.get(existing.id))?.year, 1966)
+      assert.deepEqual(await store.loginFailures.recent('203.0.113.7', 0, 10), [1000])
+    })
+
+    it('keeps none of the writes of a transaction whose work fails, and passes the failure on', async () => {
+      const existing = await store.books.create(dune)
+      const failure = new Error('the work failed')
+      let createdId = 0
+      let seenOutside: [Promise<unknown>, Promise<unknown>] | undefined
+      await assert.rejects(
+        store.transaction(async ({ books, loginFailures }) => {
+          createdId = (await books.create(catalogue[1]!)).id
+          assert.equal((await books.get(createdId))?.title, catalogue[1]!.title)
+          await books.update(existing.id, { year: 1966 })
+          await books.delete(existing.id)
+          await loginFailures.record('203.0.113.7', 1000, 0)
+          // Asked for outside while the transaction is open: they must not see its writes.
+          seenOutside = [store.books.get(createdId), store.books.list(0, 100)]
+          throw failure
+        }),
+        failure,
+      )
+      assert.equal(asJson(await seenOutside![0]), null)
+      assert.deepEqual(asJson(await seenOutside![1]), [{ id: existing.id, ...dune }])
+      assert.equal(await store.books.get(createdId), undefined)
+      assert.deepEqual(asJson(await store.books.get(existing.id)), asJson(existing))
+      assert.deepEqual(await store.loginFailures.recent('203.0.113.7', 0, 10), [])
+    })
+
+    it('answers the operations asked for outside a transaction while it is open', async () => {
+      const outside: Promise<unknown>[] = []
+      await store.transaction(async ({ books }) => {
+        outside.push(store.books.create(catalogue[2]!), store.loginFailures.record('203.0.113.7', 1000, 0))
+        await books.create(catalogue[1]!)
+      })
+      await Promise.all(outside)
+      assert.deepEqual((await store.books.list(0, 10)).map((book) => book.title).sort(), [catalogue[1]!.title, catalogue[2]!.title].sort())
+      assert.deepEqual(await store.loginFailures.recent('203.0.113.7', 0, 10), [1000])
+    })
+
+    it('refuses the repositories of a transaction once it has settled', async () => {
+      let kept: Repositories | undefined
+      await store.transaction(async (repositories) => {
+        kept = repositories
+      })
+      await assert.rejects(kept!.books.create(dune), /The transaction has ended/)
+      assert.deepEqual(await store.books.list(0, 10), [])
     })
 
     it('answers a ping', async () => {
