@@ -3,22 +3,29 @@ import { createCredentialCheck } from './auth/credentials.ts'
 import { StoreLoginLimiter, type LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
 import type { Config } from './config.ts'
+import type { Lifecycle } from './lifecycle.ts'
 import { serveApiReference } from './http/api-reference.ts'
 import { ignoreContentTypes } from './http/body-parser.ts'
+import { capConnectionsPerAddress, requireMinimumBodyRate } from './http/client-share.ts'
 import { capConnections, connectionOptions } from './http/connection-limits.ts'
 import { crossOrigin } from './http/cors.ts'
+import { refuseCrossSiteWrites } from './http/cross-site.ts'
 import { errorEnvelope } from './http/error-envelope.ts'
 import { frameworkErrors } from './http/framework-errors.ts'
+import { idempotencyPlugin } from './http/idempotency.ts'
+import { metricsAccess } from './http/metrics-access.ts'
 import { answerNotFound, methodNotAllowed } from './http/not-found.ts'
 import { clientErrorHandler, refuseConnect, refuseUnknownExpectations } from './http/socket-answers.ts'
 import { serveOpenApi } from './http/openapi.ts'
 import { partValidators } from './http/validation.ts'
 import { requestIdFor } from './http/request-id.ts'
+import { refuseMalformedRequestLines, REQUEST_LINE_SERVER_OPTIONS } from './http/request-line.ts'
 import { securityHeaders } from './http/security-headers.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
 import { requestLogger } from './observability/request-logger.ts'
 import { createRequestTracing } from './observability/request-tracing.ts'
+import { bookTransferRoutes } from './routes/book-transfer.ts'
 import { bookRoutes } from './routes/books.ts'
 import { operationRoutes } from './routes/operations.ts'
 import { tokenRoutes } from './routes/token.ts'
@@ -37,6 +44,8 @@ export interface AppParts {
   metrics?: Metrics
   /** Where log lines go instead of stdout. */
   logStream?: LoggerSettings['stream']
+  /** Whether the instance is draining for shutdown: then it is not ready. */
+  lifecycle?: Pick<Lifecycle, 'draining'>
 }
 
 /** The whole service for `config`, ready to `listen` or `inject`; closing it closes the store. */
@@ -48,6 +57,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   const tokens = parts.tokens ?? createTokenService(config)
   const tracing = createRequestTracing(metrics)
 
+  const connection = connectionOptions(config.limits)
   const app = Fastify({
     logger: loggerOptions({ level: config.logLevel, production: config.production, stream: parts.logStream }),
     // One line per request, written by the request tracing, instead of Fastify's two.
@@ -62,32 +72,44 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     frameworkErrors: tracing.frameworkErrors(frameworkErrors),
     clientErrorHandler,
     trustProxy: config.trustProxy,
-    ...connectionOptions(config.limits),
+    ...connection,
+    http: { ...connection.http, ...REQUEST_LINE_SERVER_OPTIONS },
     // While draining for shutdown, requests already on open connections are served, not refused
     // with Fastify's own 503 body, which is not the envelope.
     return503OnClosing: false,
   })
   app.addHook('onClose', () => store.close())
   capConnections(app.server, config.limits)
+  capConnectionsPerAddress(app.server, config.limits, config.trustProxy)
   refuseConnect(app.server)
   refuseUnknownExpectations(app.server)
 
   await app.register(tracing.plugin)
+  refuseMalformedRequestLines(app)
   await app.register(securityHeaders)
   await app.register(crossOrigin, { origins: config.corsOrigins })
+  refuseCrossSiteWrites(app, config.corsOrigins)
   await app.register(errorEnvelope)
   answerNotFound(app)
   ignoreContentTypes(app)
+  requireMinimumBodyRate(app, config.limits)
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)
 
-  await app.register(operationRoutes, { store, metrics })
+  await app.register(operationRoutes, {
+    store,
+    metrics,
+    lifecycle: parts.lifecycle ?? { draining: false },
+    metricsAccess: metricsAccess(config.metricsToken),
+  })
   await app.register(tokenRoutes, {
     tokens,
     checkCredentials: createCredentialCheck(config.username, config.password),
     limiter: parts.loginLimiter ?? new StoreLoginLimiter(store.loginFailures),
   })
+  await app.register(idempotencyPlugin, { keys: store.idempotencyKeys })
   await app.register(bookRoutes, { store, tokens })
+  await app.register(bookTransferRoutes, { store, tokens, metrics })
   await serveApiReference(app)
   await app.register(answerMissingMethods)
   return app

@@ -2,9 +2,9 @@ import cluster, { type Worker } from 'node:cluster'
 import { pino } from 'pino'
 import { AggregatorRegistry } from 'prom-client'
 import type { Config } from './config.ts'
+import { Lifecycle } from './lifecycle.ts'
 import { loggerOptions } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
-import { SHUTDOWN_SIGNALS } from './server.ts'
 import { openStore } from './store/open.ts'
 
 const METRICS_REQUEST = 'book-catalogue:metrics-request'
@@ -15,7 +15,7 @@ const METRICS_TIMEOUT_MS = 5000
 const STABLE_AFTER_MS = 10_000
 const FIRST_RESTART_DELAY_MS = 100
 const MAX_RESTART_DELAY_MS = 30_000
-/** Beyond the workers' own grace period, before the primary kills them. */
+/** Beyond the workers' own delay and grace period, before the primary kills them. */
 const EXIT_MARGIN_MS = 5000
 
 /** How long to wait before replacing a dead worker, after `earlyDeaths` workers in a row died early. */
@@ -37,13 +37,25 @@ interface MetricsAnswer {
 /**
  * The primary of `WORKERS=n`: migrates the store once, forks the workers that share the
  * port, restarts any that dies (backing off while they keep dying early), answers the
- * workers' requests for the metrics of all of them, and stops them all on SIGTERM or SIGINT.
+ * workers' requests for the metrics of all of them, and on SIGTERM or SIGINT passes the signal
+ * on to every worker, each of which drains as a single process does, then exits once they all
+ * have. A signal during the migrations lets them finish and exits 0 before starting any worker.
  */
-export async function runPrimary(config: Config): Promise<void> {
+export async function runPrimary(config: Config, lifecycle: Lifecycle = new Lifecycle(config)): Promise<void> {
   const log = pino(loggerOptions({ level: config.logLevel, production: config.production }))
+  lifecycle.handleSignals()
   for (const notice of config.notices) log.warn(notice)
 
+  let migrated = false
+  void lifecycle.stopRequested.then((signal) => {
+    if (!migrated) log.info({ signal }, 'stop requested during start-up: stopping once the store is ready')
+  })
   await (await openStore(config)).close()
+  migrated = true
+  if (lifecycle.draining) {
+    log.info({ signal: await lifecycle.stopRequested }, 'stopped during start-up, before starting workers')
+    process.exit(0)
+  }
 
   // Generated secrets are decided once here, so a token issued by one worker verifies in every other.
   const env = { SECRET_TOKEN: config.secret, AUTH_USERNAME: config.username, AUTH_PASSWORD: config.password }
@@ -53,13 +65,13 @@ export async function runPrimary(config: Config): Promise<void> {
     startedAt.set(worker.id, Date.now())
   }
 
-  let stopping = false
+  const stopping = () => lifecycle.draining
   let everyExitClean = true
   let earlyDeaths = 0
   cluster.on('exit', (worker: Worker, code: number | null, signal: string | null) => {
     const lived = Date.now() - (startedAt.get(worker.id) ?? 0)
     startedAt.delete(worker.id)
-    if (stopping) {
+    if (stopping()) {
       if (code !== 0) everyExitClean = false
       if (startedAt.size === 0) {
         log.info('all workers stopped')
@@ -71,7 +83,7 @@ export async function runPrimary(config: Config): Promise<void> {
     const delay = restartDelayMs(earlyDeaths)
     log.error({ workerPid: worker.process.pid, code, signal, restartInMs: delay }, 'worker died: starting another')
     setTimeout(() => {
-      if (!stopping) fork()
+      if (!stopping()) fork()
     }, delay)
   })
 
@@ -87,20 +99,19 @@ export async function runPrimary(config: Config): Promise<void> {
     )
   })
 
-  for (const signal of SHUTDOWN_SIGNALS) {
-    process.on(signal, () => {
-      if (stopping) return
-      stopping = true
-      log.info({ signal, workers: startedAt.size }, 'shutting down: stopping the workers')
-      if (startedAt.size === 0) process.exit(0)
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
-      setTimeout(() => {
+  void lifecycle.stopRequested.then((signal) => {
+    log.info({ signal, workers: startedAt.size }, 'shutting down: the workers drain')
+    if (startedAt.size === 0) process.exit(0)
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
+    setTimeout(
+      () => {
         log.error('workers did not stop in time: killing them')
         for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL')
         process.exit(1)
-      }, config.shutdownGraceMs + EXIT_MARGIN_MS).unref()
-    })
-  }
+      },
+      config.shutdownDelayMs + config.shutdownGraceMs + EXIT_MARGIN_MS,
+    ).unref()
+  })
 
   log.info({ workers: config.workers }, 'starting workers')
   for (let i = 0; i < config.workers; i++) fork()

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { parseEnv } from 'node:util'
+import { passwordWeakness, secretWeakness } from './auth/weak-settings.ts'
 import { STORE_DEADLINE_MS } from './store/store.ts'
 
 export type Env = Record<string, string | undefined>
@@ -25,6 +26,8 @@ export interface Config {
   production: boolean
   /** Whom to believe about the client address in `X-Forwarded-For`: Fastify's `trustProxy`. */
   trustProxy: boolean | string[]
+  /** The bearer token `GET /metrics` requires; without it, only clients on this machine may read the metrics. */
+  metricsToken?: string | undefined
   /** Origins whose pages may call the service from a browser; empty turns CORS off. */
   corsOrigins: string[]
   /** `normal` survives a crash of the process; `full` also survives a power loss. */
@@ -32,7 +35,12 @@ export interface Config {
   limits: ConnectionLimits
   /** Worker processes sharing the port; 1 runs the service in this process. */
   workers: number
-  /** How long requests in flight may take to finish once a shutdown signal arrives. */
+  /**
+   * How long an instance keeps serving after a shutdown signal, not ready and closing each
+   * connection after its answer, so that proxies stop sending to it before it stops listening.
+   */
+  shutdownDelayMs: number
+  /** How long requests in flight may take to finish once the instance has stopped listening. */
   shutdownGraceMs: number
   /** Said once at start-up: what was generated because it was not configured. */
   notices: string[]
@@ -48,6 +56,11 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number
   /** Open connections beyond this are closed as they arrive. */
   maxConnections: number
+  /** Connections one client address may hold at once; more are closed as they arrive. */
+  maxConnectionsPerAddress: number
+  /** Once `bodyRateGraceMs` have passed, a body arriving slower than this on average gets 408; 0 turns it off. */
+  minBodyBytesPerSecond: number
+  bodyRateGraceMs: number
 }
 
 export const DEFAULT_LIMITS: ConnectionLimits = {
@@ -55,6 +68,9 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
   headersTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1024,
+  maxConnectionsPerAddress: 64,
+  minBodyBytesPerSecond: 500,
+  bodyRateGraceMs: 5_000,
 }
 
 /** A configuration that cannot run; the message names the variable. */
@@ -91,6 +107,11 @@ function parsePort(raw: string | undefined): number {
 
 const MAX_WORKERS = 256
 const MAX_GRACE_MS = 10 * 60 * 1000
+/**
+ * In production, long enough for a proxy that checks `/readyz` every 250 ms to see the instance
+ * fail a few checks in a row and stop sending to it; elsewhere Ctrl-C stops at once.
+ */
+export const PRODUCTION_SHUTDOWN_DELAY_MS = 2000
 
 function parseWorkers(raw: string | undefined): number {
   if (raw === undefined) return 1
@@ -118,6 +139,9 @@ function parseLimits(env: Env): ConnectionLimits {
     headersTimeoutMs: parseBoundedInt(env, 'HEADERS_TIMEOUT_MS', DEFAULT_LIMITS.headersTimeoutMs, 100, hour),
     keepAliveTimeoutMs: parseBoundedInt(env, 'KEEP_ALIVE_TIMEOUT_MS', DEFAULT_LIMITS.keepAliveTimeoutMs, 100, hour),
     maxConnections: parseBoundedInt(env, 'MAX_CONNECTIONS', DEFAULT_LIMITS.maxConnections, 1, 1_000_000),
+    maxConnectionsPerAddress: parseBoundedInt(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULT_LIMITS.maxConnectionsPerAddress, 1, 1_000_000),
+    minBodyBytesPerSecond: parseBoundedInt(env, 'MIN_BODY_RATE', DEFAULT_LIMITS.minBodyBytesPerSecond, 0, 1_000_000_000),
+    bodyRateGraceMs: DEFAULT_LIMITS.bodyRateGraceMs,
   }
   // Node refuses a headers timeout longer than the request timeout.
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
@@ -133,10 +157,16 @@ const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
  * comma-separated list of proxy addresses, CIDR ranges or the names loopback, linklocal and
  * uniquelocal: only such peers are believed about the address in `X-Forwarded-For`.
  */
-function parseTrustProxy(raw: string | undefined): boolean | string[] {
+function parseTrustProxy(raw: string | undefined, production: boolean, notices: string[]): boolean | string[] {
   if (raw === undefined || raw === 'false') return false
-  if (raw === 'true') return true
   const entries = raw.split(',').map((entry) => entry.trim())
+  // A /0 range trusts every peer, just as `true` does.
+  if (raw === 'true' || entries.some((entry) => /\/0+$/.test(entry))) {
+    const reason = 'TRUST_PROXY=true (or a /0 range) believes any client about its own address, so anyone can get around the login limit'
+    if (production) throw new ConfigError(`${reason}: name the proxy addresses or ranges instead`)
+    notices.push(`${reason}; name the proxy addresses or ranges before going to production`)
+    return true
+  }
   const valid = (entry: string) => {
     if (PROXY_RANGE_NAMES.has(entry)) return true
     const [address = '', prefix, ...rest] = entry.split('/')
@@ -182,7 +212,8 @@ export function isSupportedDbUrl(url: string): boolean {
 }
 
 export function loadConfig(env: Env): Config {
-  const production = env.NODE_ENV === 'production'
+  // `Production` in a deployment file must not quietly mean development.
+  const production = env.NODE_ENV?.trim().toLowerCase() === 'production'
   const notices: string[] = []
 
   const dbUrl = value(env, 'DB_URL') ?? 'sqlite:./data/books.db'
@@ -215,7 +246,11 @@ export function loadConfig(env: Env): Config {
       if (given !== undefined && Buffer.byteLength(given) < MIN_SECRET_BYTES) {
         throw new ConfigError(`${name} must be at least ${MIN_SECRET_BYTES} bytes long when NODE_ENV=production`)
       }
+      const weakness = given === undefined ? undefined : secretWeakness(given)
+      if (weakness !== undefined) throw new ConfigError(`${name} ${weakness}`)
     }
+    const weakPassword = passwordWeakness(password!, username!)
+    if (weakPassword !== undefined) throw new ConfigError(`AUTH_PASSWORD ${weakPassword} when NODE_ENV=production`)
   }
 
   if (secret === undefined) {
@@ -250,11 +285,13 @@ export function loadConfig(env: Env): Config {
     password,
     logLevel,
     production,
-    trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY')),
+    trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY'), production, notices),
+    metricsToken: value(env, 'METRICS_TOKEN'),
     corsOrigins: parseCorsOrigins(value(env, 'CORS_ORIGINS')),
     sqliteSynchronous: parseSynchronous(value(env, 'SQLITE_SYNCHRONOUS')),
     limits: parseLimits(env),
     workers,
+    shutdownDelayMs: parseBoundedInt(env, 'SHUTDOWN_DELAY_MS', production ? PRODUCTION_SHUTDOWN_DELAY_MS : 0, 0, MAX_GRACE_MS),
     shutdownGraceMs: parseBoundedInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, MAX_GRACE_MS),
     notices,
   }

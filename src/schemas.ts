@@ -110,3 +110,24 @@ export const failures = {
     RETRY_AFTER,
   ),
 }
+
+export const IdempotencyKeyHeader = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        '1 to 255 visible ASCII characters, new for each write. A retry with the same key and body within 24 hours answers the first answer again and stores nothing new, on any instance.',
+      examples: ['5f0c6e2a-9d7b-4b8e-a1f3-3c2d1e0b9a87'],
+    }),
+  ),
+})
+export const IDEMPOTENT_REPLAYED = {
+  'Idempotent-Replayed': '`true` when this is the first answer to an `Idempotency-Key`, repeated for a retry',
+}
+export const idempotencyFailures = {
+  409: Failure(
+    409,
+    'A request with the same `Idempotency-Key` is still running; retry a little later',
+    'Request with this idempotency key is in progress',
+  ),
+  422: Failure(422, 'The `Idempotency-Key` was used before with another body', 'Idempotency key reused with a different request'),
+}

@@ -1,43 +1,40 @@
 import type { FastifyInstance } from 'fastify'
+import { pino } from 'pino'
 import { buildApp, type AppParts } from './app.ts'
 import type { Config } from './config.ts'
-
-export const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const
+import { closeConnectionsWhileDraining, drain, Lifecycle } from './lifecycle.ts'
+import { loggerOptions } from './observability/logger.ts'
 
 /**
- * Runs the service until SIGTERM or SIGINT, then stops accepting connections, lets the
- * requests in flight finish within the grace period, closes the store and exits:
- * 0 when everything finished, 1 when connections had to be cut.
+ * Runs the service until SIGTERM or SIGINT, then drains it (see `drain`) and exits: 0 when every
+ * request finished, 1 when connections had to be cut. A signal that arrives while the store is
+ * being opened and migrated lets that finish, so no migration stops half-way, and then exits 0
+ * without listening; if start-up takes longer than the grace period, it exits 1.
  */
-export async function serve(config: Config, parts: AppParts = {}): Promise<FastifyInstance> {
-  const app = await buildApp(config, parts)
-  for (const notice of config.notices) app.log.warn(notice)
+export async function serve(config: Config, parts: AppParts = {}, lifecycle: Lifecycle = new Lifecycle(config)): Promise<FastifyInstance> {
+  lifecycle.handleSignals()
+  let started = false
+  void lifecycle.stopRequested.then(async (signal) => {
+    if (started) return
+    // The service's own logger comes with the application, which is not built yet.
+    const log = pino(loggerOptions({ level: config.logLevel, production: config.production }))
+    log.info({ signal, graceMs: config.shutdownGraceMs }, 'stop requested during start-up: stopping once the store is ready')
+    await lifecycle.clock.wait(config.shutdownGraceMs)
+    if (started) return
+    log.error('start-up did not finish within the grace period: exiting')
+    process.exit(1)
+  })
 
-  let stopping = false
-  const stop = (signal: NodeJS.Signals) => {
-    // A terminal's Ctrl-C reaches every process of a cluster and the primary forwards it too.
-    if (stopping) return
-    stopping = true
-    app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: finishing requests in flight')
-    let cut = false
-    const grace = setTimeout(() => {
-      cut = true
-      app.log.warn('grace period over: closing the connections still open')
-      app.server.closeAllConnections()
-    }, config.shutdownGraceMs)
-    app.close().then(
-      () => {
-        clearTimeout(grace)
-        app.log.info('stopped')
-        process.exit(cut ? 1 : 0)
-      },
-      (err: unknown) => {
-        app.log.error({ err }, 'shutdown failed')
-        process.exit(1)
-      },
-    )
+  const app = await buildApp(config, { ...parts, lifecycle })
+  started = true
+  if (lifecycle.draining) {
+    app.log.info({ signal: await lifecycle.stopRequested }, 'stopped during start-up, before listening')
+    await app.close()
+    process.exit(0)
   }
-  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, stop)
+  for (const notice of config.notices) app.log.warn(notice)
+  closeConnectionsWhileDraining(app.server, lifecycle)
+  void drain(app, lifecycle).then((code) => process.exit(code))
 
   await app.listen({ port: config.port, host: config.host })
   return app

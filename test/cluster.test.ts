@@ -4,14 +4,16 @@ import { describe, it } from 'node:test'
 import { restartDelayMs } from '../src/cluster.ts'
 import { TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
 import { serviceEnv, spawnService, type LogLine } from './support/service.ts'
+import { startSlowLogin } from './support/slow-request.ts'
 
 const WRITES = 200
 
 const isListening = (line: LogLine) => /^Server listening at /.test(line.msg ?? '')
 
-describe('WORKERS=2', { timeout: 90_000 }, () => {
-  it('shares the port, creates and updates concurrently without a failure, sums metrics, restarts a dead worker and stops on SIGTERM', async () => {
-    const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2' }))
+describe('WORKERS=2', { timeout: 120_000 }, () => {
+  it('shares the port, creates and updates concurrently without a failure, sums metrics, restarts a dead worker, and drains every worker on SIGTERM', async () => {
+    // 200 requests at once from one address: more than one address's share of connections.
+    const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2', MAX_CONNECTIONS_PER_ADDRESS: '1000' }))
     try {
       const port = await service.port()
       await service.waitForLine((line) => service.lines.filter(isListening).length === 2 && isListening(line))
@@ -73,7 +75,17 @@ describe('WORKERS=2', { timeout: 90_000 }, () => {
         assert.equal((await fetch(`${base}/healthz`)).status, 200)
       }
 
+      // Two connections in a row go to the two workers in turn: a request in flight on each.
+      const logins = [await startSlowLogin(port), await startSlowLogin(port)]
       service.child.kill('SIGTERM')
+      const stoppedListening = () => service.lines.filter((line) => line.msg === 'stopped listening: finishing requests in flight')
+      await service.waitForLine(() => stoppedListening().length === 2)
+      assert.equal(new Set(stoppedListening().map((line) => line.pid)).size, 2, 'each worker drains')
+      for (const login of logins) {
+        const answer = await login.finish()
+        assert.match(answer, /^HTTP\/1\.1 200 /)
+        assert.match(answer, /\r\nConnection: close\r\n/i)
+      }
       assert.deepEqual(await service.exited, { code: 0, signal: null })
       assert.ok(service.lines.some((line) => line.msg === 'all workers stopped'))
     } finally {
@@ -94,7 +106,7 @@ function loginOnNewConnection(port: number, password: string): Promise<number> {
   })
 }
 
-describe('WORKERS=2 login limit', { timeout: 60_000 }, () => {
+describe('WORKERS=2 login limit', { timeout: 120_000 }, () => {
   it('counts failed logins of both workers together', async () => {
     const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2' }))
     try {

@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { availableParallelism, tmpdir } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, test } from 'node:test'
 import { ConfigError, DEFAULT_LIMITS, loadConfig, readEnv } from '../src/config.ts'
 import { buildTestApp } from './helpers.ts'
+import { temporaryDirectory } from './support/temporary.ts'
 
 const production = {
   NODE_ENV: 'production',
-  SECRET_TOKEN: 's'.repeat(32),
+  SECRET_TOKEN: 'Zq3vN8xKp2LmR7tYw5HcJ9bF4gDs6aUe',
   AUTH_USERNAME: 'librarian',
   AUTH_PASSWORD: 'a long passphrase',
 }
@@ -115,7 +117,63 @@ describe('configuration', () => {
 
     test('a SECRET_TOKEN shorter than 32 bytes stops start-up', () => {
       assert.match(refusal({ ...production, SECRET_TOKEN: 's'.repeat(31) }), /^SECRET_TOKEN .*32 bytes/)
-      assert.equal(loadConfig({ ...production, SECRET_TOKEN: 'é'.repeat(16) }).secret, 'é'.repeat(16))
+      // Bytes, not characters: sixteen two-byte characters are enough.
+      const accented = 'àáâãäåæçèéêëìíîï'
+      assert.equal(loadConfig({ ...production, SECRET_TOKEN: accented }).secret, accented)
+    })
+
+    test('NODE_ENV is compared without regard to case or surrounding space', () => {
+      for (const spelling of ['Production', 'PRODUCTION', ' production ']) {
+        assert.equal(loadConfig({ ...production, NODE_ENV: spelling }).production, true, spelling)
+        assert.match(refusal({ ...production, NODE_ENV: spelling, AUTH_PASSWORD: '' }), /^AUTH_PASSWORD /)
+      }
+    })
+
+    for (const [name, secret] of [
+      ['one character repeated', 'a'.repeat(32)],
+      ['two characters repeated', 'ab'.repeat(32)],
+      ['a short piece repeated', 'Xy7#Qw2!'.repeat(4)],
+      ['one multi-byte character repeated', 'é'.repeat(16)],
+    ]) {
+      test(`a low-entropy SECRET_TOKEN (${name}) stops start-up with one line`, () => {
+        assert.match(refusal({ ...production, SECRET_TOKEN: secret! }), /^SECRET_TOKEN has too little entropy: [^\n]+$/)
+        assert.match(refusal({ ...production, SECRET_TOKEN_PREVIOUS: secret! }), /^SECRET_TOKEN_PREVIOUS has too little entropy/)
+      })
+    }
+
+    test('random secrets from the usual generators start', () => {
+      for (const secret of [randomBytes(16).toString('hex'), randomBytes(32).toString('base64'), randomBytes(24).toString('base64url')]) {
+        assert.equal(loadConfig({ ...production, SECRET_TOKEN: secret }).secret, secret)
+      }
+    })
+
+    for (const [password, reason, username] of [
+      ['q1', /at least 12 characters/, 'librarian'],
+      ['admin', /at least 12 characters/, 'admin'],
+      ['admin-admin-admin', /must not contain the username/, 'admin'],
+      ['aaaaaaaaaaaaaaaa', /too repetitive/, 'librarian'],
+      ['abcabcabcabcabc', /too repetitive/, 'librarian'],
+      ['Password123456!', /commonly guessed/, 'librarian'],
+      ['qwertyuiop1234', /commonly guessed/, 'librarian'],
+    ] as const) {
+      test(`AUTH_PASSWORD ${JSON.stringify(password)} for ${username} stops start-up with one line`, () => {
+        const message = refusal({ ...production, AUTH_USERNAME: username, AUTH_PASSWORD: password })
+        assert.match(message, /^AUTH_PASSWORD /)
+        assert.match(message, reason)
+        assert.doesNotMatch(message, /\n/)
+        assert.ok(!message.includes(password), 'the password itself is not repeated')
+      })
+    }
+
+    test('weak passwords still start outside production', () => {
+      assert.equal(loadConfig({ AUTH_USERNAME: 'admin', AUTH_PASSWORD: 'admin' }).password, 'admin')
+    })
+
+    test('TRUST_PROXY=true, or a range holding every address, stops start-up with one line', () => {
+      for (const trust of ['true', '0.0.0.0/0', '10.0.0.1,::/0']) {
+        assert.match(refusal({ ...production, TRUST_PROXY: trust }), /^TRUST_PROXY=true [^\n]+name the proxy addresses/, trust)
+      }
+      assert.deepEqual(loadConfig({ ...production, TRUST_PROXY: '10.0.0.1' }).trustProxy, ['10.0.0.1'])
     })
 
     test('a SECRET_TOKEN_PREVIOUS shorter than 32 bytes stops start-up', () => {
@@ -125,7 +183,7 @@ describe('configuration', () => {
 
   describe('.env', () => {
     test('is read from the directory when present; real environment variables win', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'books-env-'))
+      const dir = temporaryDirectory('books-env-')
       writeFileSync(join(dir, '.env'), 'AUTH_USERNAME=from-file\nAUTH_PASSWORD="quoted secret"\n# a comment\nPORT=9000\n')
       const env = readEnv(dir, { PORT: '9100' })
       assert.equal(env.AUTH_USERNAME, 'from-file')
@@ -134,7 +192,7 @@ describe('configuration', () => {
     })
 
     test('is optional', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'books-env-'))
+      const dir = temporaryDirectory('books-env-')
       assert.deepEqual(readEnv(dir, { PORT: '1' }), { PORT: '1' })
     })
   })
@@ -205,6 +263,23 @@ describe('WORKERS', () => {
   })
 })
 
+describe('SHUTDOWN_DELAY_MS', () => {
+  const production = { NODE_ENV: 'production', SECRET_TOKEN: 's'.repeat(32), AUTH_USERNAME: 'u', AUTH_PASSWORD: 'p' }
+
+  it('is 2 s in production and 0 elsewhere by default, and any whole number of milliseconds up to 10 minutes', () => {
+    assert.equal(loadConfig(production).shutdownDelayMs, 2000)
+    assert.equal(loadConfig({}).shutdownDelayMs, 0)
+    assert.equal(loadConfig({ ...production, SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs, 0)
+    assert.equal(loadConfig({ SHUTDOWN_DELAY_MS: '600000' }).shutdownDelayMs, 600_000)
+  })
+
+  it('refuses anything else, naming the variable', () => {
+    for (const raw of ['-1', '1.5', '2s', '600001']) {
+      assert.throws(() => loadConfig({ SHUTDOWN_DELAY_MS: raw }), /SHUTDOWN_DELAY_MS must/, raw)
+    }
+  })
+})
+
 describe('SHUTDOWN_GRACE_MS', () => {
   it('is 10 s by default and any whole number of milliseconds up to 10 minutes', () => {
     assert.equal(loadConfig({}).shutdownGraceMs, 10_000)
@@ -230,7 +305,9 @@ describe('hardening settings', () => {
   })
 
   it('reads TRUST_PROXY as true, false or a list of proxies', () => {
-    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
+    const trustAll = loadConfig({ TRUST_PROXY: 'true' })
+    assert.equal(trustAll.trustProxy, true)
+    assert.ok(trustAll.notices.some((notice) => notice.startsWith('TRUST_PROXY=true')))
     assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false)
     assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,loopback,::1' }).trustProxy, [
       '10.0.0.1',
@@ -266,7 +343,15 @@ describe('hardening settings', () => {
       KEEP_ALIVE_TIMEOUT_MS: '1000',
       MAX_CONNECTIONS: '50',
     })
-    assert.deepEqual(config.limits, { requestTimeoutMs: 20000, headersTimeoutMs: 5000, keepAliveTimeoutMs: 1000, maxConnections: 50 })
+    assert.deepEqual(config.limits, {
+      requestTimeoutMs: 20000,
+      headersTimeoutMs: 5000,
+      keepAliveTimeoutMs: 1000,
+      maxConnections: 50,
+      maxConnectionsPerAddress: 64,
+      minBodyBytesPerSecond: 500,
+      bodyRateGraceMs: 5000,
+    })
     assert.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' }), /REQUEST_TIMEOUT_MS/)
     assert.throws(() => loadConfig({ MAX_CONNECTIONS: '-1' }), /MAX_CONNECTIONS/)
     assert.throws(() => loadConfig({ KEEP_ALIVE_TIMEOUT_MS: 'soon' }), /KEEP_ALIVE_TIMEOUT_MS/)

@@ -33,6 +33,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     sqliteSynchronous: 'normal',
     limits: DEFAULT_LIMITS,
     workers: 1,
+    shutdownDelayMs: 0,
     shutdownGraceMs: 10_000,
     notices: [],
     ...overrides,

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
 import { loadMigrations } from '../src/store/migrations.ts'
 import { call, login, runToExit, startService } from './support/service.ts'
+import { temporaryDirectory } from './support/temporary.ts'
 
 const credentials = { AUTH_USERNAME: 'librarian', AUTH_PASSWORD: 'a long passphrase' }
-const productionEnv = { NODE_ENV: 'production', SECRET_TOKEN: 'p'.repeat(40), ...credentials }
+const productionEnv = { NODE_ENV: 'production', SECRET_TOKEN: 'hG4tW9qZ2vL7nB1xK8cR5mJ3sD6fY0pA', ...credentials }
 
 function tempDir() {
-  return mkdtempSync(join(tmpdir(), 'books-main-'))
+  return temporaryDirectory('books-main-')
 }
 
 describe('the service as npm start runs it', () => {

@@ -1,84 +1,54 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { connect, type Socket } from 'node:net'
+import { Agent, request } from 'node:http'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { loadMigrations } from '../src/store/migrations.ts'
+import { storeEngines } from './helpers.ts'
+import { adminQuery, connectAdmin, createTestSchema, sessionsWaitingFor } from './support/postgres.ts'
 import { serviceEnv, spawnService } from './support/service.ts'
+import { startSlowLogin, tryToConnect } from './support/slow-request.ts'
 
-/** Everything received on `socket` until `done` says it is enough. */
-function receive(socket: Socket, done: (text: string) => boolean): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = ''
-    const onData = (chunk: Buffer) => {
-      text += chunk
-      if (!done(text)) return
-      socket.off('data', onData)
-      resolve(text)
-    }
-    socket.on('data', onData)
-    socket.once('error', reject)
-    socket.once('close', () => resolve(text))
-  })
-}
+const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
-function connectTo(port: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => resolve(socket))
-    socket.once('error', reject)
+/** What one client saw of one request: the status, or the socket's error code. */
+type Outcome = { status: number } | { error: string }
+
+/** One GET on a connection of its own, as a client that does not reuse connections sends it. */
+function getOnce(port: number, path: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    request({ host: '127.0.0.1', port, path, agent: new Agent({ keepAlive: false }) }, (res) => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode! }))
+      res.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }))
+    })
+      .on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }))
+      .end()
   })
 }
 
 /**
- * A login whose headers the server has parsed (it answered `100 Continue`) and whose
- * body it is still waiting for: a request in flight, for as long as the test wants.
+ * Each test gives up after this: long enough for a busy machine, and a bound for one that hangs.
+ * Per test, not per suite, so that the suite's length does not depend on how many tests it has.
  */
-async function startSlowLogin(port: number) {
-  const body = JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD })
-  const socket = await connectTo(port)
-  const continued = receive(socket, (text) => text.includes('100 Continue'))
-  socket.write(
-    'POST /token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n`,
-  )
-  await continued
-  return {
-    finish() {
-      const answer = receive(socket, (text) => /\r\n\r\n[\s\S]*\}$/.test(text))
-      socket.end(body)
-      return answer
-    },
-    socket,
-  }
-}
+const GIVE_UP = { timeout: 120_000 }
 
-async function refusesConnections(port: number): Promise<boolean> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    try {
-      ;(await connectTo(port)).destroy()
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') return true
-      throw err
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return false
-}
-
-describe('graceful shutdown', { timeout: 60_000 }, () => {
+describe('graceful shutdown', () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it(`on ${signal}, refuses new connections, finishes the request in flight, closes the store and exits 0`, async () => {
+    it(`on ${signal}, stops listening, finishes the request in flight, closes the store and exits 0`, GIVE_UP, async () => {
       const service = spawnService(serviceEnv('sqlite:books.db'))
       const port = await service.port()
       const login = await startSlowLogin(port)
 
       service.child.kill(signal)
-      await service.waitForLine((line) => line.msg === 'shutting down: finishing requests in flight')
-      assert.equal(await refusesConnections(port), true)
+      await service.waitForLine((line) => line.msg === 'stopped listening: finishing requests in flight')
+      assert.equal(await tryToConnect(port), 'ECONNREFUSED')
       assert.equal(service.child.exitCode, null, 'exited with a request in flight')
 
       const answer = await login.finish()
       assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/)
+      assert.match(answer, /\r\nConnection: close\r\n/i)
       assert.match(answer, /"message":"Token generated successfully"/)
 
       assert.deepEqual(await service.exited, { code: 0, signal: null })
@@ -88,17 +58,87 @@ describe('graceful shutdown', { timeout: 60_000 }, () => {
     })
   }
 
-  it('cuts requests still in flight when the grace period is over, and exits 1', async () => {
+  it('does not cut requests short when signalled again while draining', GIVE_UP, async () => {
+    const service = spawnService(serviceEnv('sqlite:books.db'))
+    const port = await service.port()
+    const login = await startSlowLogin(port)
+
+    service.child.kill('SIGTERM')
+    await service.waitForLine((line) => line.msg === 'stopped listening: finishing requests in flight')
+    service.child.kill('SIGTERM')
+    await service.waitForLine((line) => line.msg === 'already shutting down: signal ignored')
+    service.child.kill('SIGINT')
+    await service.waitForLine((line) => line.msg === 'already shutting down: signal ignored' && line.signal === 'SIGINT')
+
+    assert.match(await login.finish(), /^HTTP\/1\.1 200 OK\r\n/)
+    assert.deepEqual(await service.exited, { code: 0, signal: null })
+  })
+
+  it('cuts requests still in flight when the grace period is over, and exits 1', GIVE_UP, async () => {
     const service = spawnService(serviceEnv('sqlite:books.db', { SHUTDOWN_GRACE_MS: '300' }))
     const port = await service.port()
     const login = await startSlowLogin(port)
     const closed = new Promise((resolve) => login.socket.once('close', resolve))
 
-    const signalledAt = Date.now()
     service.child.kill('SIGTERM')
     assert.deepEqual(await service.exited, { code: 1, signal: null })
-    assert.ok(Date.now() - signalledAt < 5000)
     await closed
     assert.ok(service.lines.some((line) => line.msg === 'grace period over: closing the connections still open'))
   })
+
+  for (const workers of ['1', '2']) {
+    it(
+      `serves or cleanly refuses every one of 100 requests sent over 100 ms with SIGTERM 30 ms in (WORKERS=${workers})`,
+      GIVE_UP,
+      async () => {
+        const service = spawnService(serviceEnv('sqlite:books.db', { SHUTDOWN_DELAY_MS: '2000', WORKERS: workers }))
+        const port = await service.port()
+        await service.waitForLine(
+          () => service.lines.filter((line) => /^Server listening at /.test(line.msg ?? '')).length === Number(workers),
+        )
+
+        const outcomes = await Promise.all([
+          ...Array.from({ length: 100 }, (_, i) => sleep(i).then(() => getOnce(port, '/healthz'))),
+          sleep(30).then(() => void service.child.kill('SIGTERM')),
+        ])
+        assert.deepEqual(await service.exited, { code: 0, signal: null })
+
+        const answered = outcomes.filter((outcome): outcome is Outcome => outcome !== undefined)
+        // Refused before any byte was exchanged is the one clean way not to serve: a client can safely try elsewhere.
+        const failed = answered.filter((outcome) => ('error' in outcome ? outcome.error !== 'ECONNREFUSED' : outcome.status !== 200))
+        assert.deepEqual(failed, [])
+      },
+    )
+  }
+
+  for (const workers of ['1', '2']) {
+    it(
+      `on SIGTERM while migrating, lets the migrations finish, never listens, and exits 0 (WORKERS=${workers})`,
+      { ...GIVE_UP, skip: postgres.skip },
+      async (t) => {
+        const schema = await createTestSchema()
+        t.after(() => schema.drop())
+        // While this transaction holds the name schema_migrations, the service's migrations wait for it.
+        const gate = await connectAdmin()
+        t.after(() => gate.end())
+        await gate.query('BEGIN')
+        await gate.query(`CREATE TABLE ${schema.name}.schema_migrations (version integer)`)
+
+        const service = spawnService(serviceEnv(schema.url, { WORKERS: workers }))
+        assert.ok(await sessionsWaitingFor(gate, 1, 60_000), 'the service never reached its migrations')
+        service.child.kill('SIGTERM')
+        await service.waitForLine((line) => line.msg === 'stop requested during start-up: stopping once the store is ready')
+        await gate.query('ROLLBACK')
+
+        assert.deepEqual(await service.exited, { code: 0, signal: null })
+        assert.ok(service.lines.some((line) => /^stopped during start-up, before /.test(line.msg ?? '')))
+        assert.ok(!service.lines.some((line) => /^Server listening at /.test(line.msg ?? '')))
+        const { rows } = await adminQuery(`SELECT version, name FROM ${schema.name}.schema_migrations ORDER BY version`)
+        assert.deepEqual(
+          rows,
+          loadMigrations('postgres').map(({ version, name }) => ({ version, name })),
+        )
+      },
+    )
+  }
 })

@@ -46,7 +46,7 @@ describe('several instances on one PostgreSQL database', { skip: postgres.skip }
     await gate.query(`CREATE TABLE ${schema.name}.schema_migrations (version integer)`)
     const env = serviceEnv(schema.url)
     const starting = Promise.allSettled(Array.from({ length: INSTANCES }, () => startService(env)))
-    allReachedTheGate = await sessionsWaitingToMigrate(INSTANCES, 15_000)
+    allReachedTheGate = await sessionsWaitingToMigrate(INSTANCES, 60_000)
     await gate.query('ROLLBACK')
     await gate.end()
     started = await starting

@@ -10,6 +10,8 @@ const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 // Short timeouts keep these tests quick; the defaults answer within 5 s the same way.
 const FAST_TIMEOUTS = { DB_CONNECT_TIMEOUT_MS: '500', DB_QUERY_TIMEOUT_MS: '1000' }
 const CONTRACT_LIMIT_MS = 5000
+/** A recovery that never comes fails the test after this. */
+const GIVE_UP = { timeout: 60_000 }
 
 /** `schema`'s DB_URL with the proxy in place of the server. */
 function throughProxy(schema: TestSchema, proxy: TcpProxy): string {
@@ -52,15 +54,20 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
     it('stop the service within the connect timeout when the server stalls', async () => {
       await proxy.restore()
       proxy.stall()
-      const started = performance.now()
+      // Timed from the service's first attempt to reach the server, so the time the process
+      // takes to start does not count.
+      let firstAttempt = 0
+      void proxy.nextConnection().then(() => (firstAttempt = performance.now()))
       const { code, output } = await runToExit(serviceEnv(throughProxy(schema, proxy), FAST_TIMEOUTS))
+      const waited = performance.now() - firstAttempt
       assert.equal(code, 1)
       assert.match(output, /^Store unavailable at start-up: /)
-      assert.ok(performance.now() - started < CONTRACT_LIMIT_MS)
+      assert.ok(firstAttempt > 0, 'the service never tried to reach the server')
+      assert.ok(waited < CONTRACT_LIMIT_MS, `gave up ${Math.round(waited)} ms after its first attempt`)
     })
   })
 
-  describe('while the service runs', { timeout: 30_000 }, () => {
+  describe('while the service runs', () => {
     let instance: ListeningService
     let token: string
     let bookId: number
@@ -105,9 +112,10 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
     /** After the store is back the same process serves books and logins again, without a restart. */
     async function assertRecovers() {
       await proxy.restore()
-      const deadline = Date.now() + CONTRACT_LIMIT_MS
+      // Asked again until it answers: the test's timeout bounds how long recovering may take.
       let answer = await call(instance, 'GET', `/book/${bookId}`, { token })
-      while (answer.status !== 200 && Date.now() < deadline) {
+      while (answer.status !== 200) {
+        assert.equal(answer.status, 503)
         await setTimeout(100)
         answer = await call(instance, 'GET', `/book/${bookId}`, { token })
       }
@@ -118,13 +126,13 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
       assert.equal(instance.child.exitCode, null)
     }
 
-    it('answer book requests and logins with 503 and Retry-After within 5 s when the server goes down, then recover', async () => {
+    it('answer book requests and logins with 503 and Retry-After within 5 s when the server goes down, then recover', GIVE_UP, async () => {
       await proxy.down()
       await assertUnavailable()
       await assertRecovers()
     })
 
-    it('answer book requests and logins with 503 and Retry-After within 5 s when the server stalls, then recover', async () => {
+    it('answer book requests and logins with 503 and Retry-After within 5 s when the server stalls, then recover', GIVE_UP, async () => {
       proxy.stall()
       await assertUnavailable()
       // Still stalled: the pool's connections are all stuck or given up, and new ones hang.

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { startListener, type Listener } from './processes.ts'
 
 const SECRET_TOKEN = 'bench-secret-of-at-least-thirty-two-bytes-long'
-export const CREDENTIALS = { username: 'bench', password: 'bench-password' }
+export const CREDENTIALS = { username: 'bench', password: 'staple horse correct battery' }
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 

@@ -48,6 +48,19 @@ function checkTimeClaims(claims: TokenClaims): TokenClaims {
   return claims
 }
 
+/**
+ * Each part must be exactly the base64url text of its bytes. Decoders ignore the unused low
+ * bits of the last character, so without this one signature would have several spellings,
+ * all verifying: a token that was never issued would pass.
+ */
+function checkCanonical(token: string): void {
+  for (const part of token.split('.')) {
+    if (Buffer.from(part, 'base64url').toString('base64url') !== part) {
+      throw new TokenError(TokenError.codes.malformed, 'The token is not canonical base64url.')
+    }
+  }
+}
+
 export function createTokenService({ secret, previousSecret }: TokenKeys): TokenService {
   const signer = createSigner({ key: secret, algorithm: 'HS256', expiresIn: TOKEN_LIFETIME_SECONDS * 1000 })
   const current = verifierFor(secret)
@@ -56,6 +69,7 @@ export function createTokenService({ secret, previousSecret }: TokenKeys): Token
   return {
     sign: (subject) => signer({ sub: subject }),
     verify: rememberVerified((token) => {
+      checkCanonical(token)
       try {
         return checkTimeClaims(current(token) as TokenClaims)
       } catch (err) {

@@ -1,16 +1,27 @@
 import fp from 'fastify-plugin'
 
+const CSP = 'content-security-policy'
+
 /**
  * Every answer is JSON and says so: `nosniff` stops a browser from reading one as a script
- * or a page. Answers written outside the request lifecycle add these headers themselves.
+ * or a page, and the policy lets a JSON answer load nothing and be framed by no page.
+ * Answers written outside the request lifecycle add these headers themselves.
  */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff' }
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  [CSP]: "default-src 'none'; frame-ancestors 'none'",
+}
 
-/** Fastify names neither itself nor its version in any header, so nothing needs removing. */
+/**
+ * Fastify names neither itself nor its version in any header, so nothing needs removing.
+ * A page that sets its own policy keeps it; such a policy must say `frame-ancestors 'none'` too.
+ */
 export const securityHeaders = fp(
   async (app) => {
     app.addHook('onSend', (_request, reply, payload, done) => {
-      reply.headers(SECURITY_HEADERS)
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
+        if (name !== CSP || !reply.hasHeader(CSP)) reply.header(name, value)
+      }
       done(null, payload)
     })
   },

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Book, BookPageJson, BookRepository } from '../store/store.ts'
 
 /** Books fetched per query while the whole list is written out. */
@@ -17,7 +18,7 @@ async function pageJson(books: BookRepository, after: number, limit: number): Pr
 /**
  * Every book after `after` as the whole envelope: one string when the list fits in one
  * batch, otherwise an iterable that fetches and yields a batch at a time, so that memory
- * stays flat however long the list is.
+ * stays flat however long the list is, and other requests are served between batches.
  */
 export async function listAll(books: BookRepository, after: number): Promise<string | AsyncIterable<string>> {
   const first = await pageJson(books, after, LIST_BATCH)
@@ -26,6 +27,9 @@ export async function listAll(books: BookRepository, after: number): Promise<str
     yield PREFIX + first.json.slice(0, -1)
     let last = first
     while (last.count === LIST_BATCH) {
+      // Each page is read synchronously by SQLite: without a turn of the event loop between
+      // pages, a long list would hold every other request until it is done.
+      await nextTurn()
       last = await pageJson(books, last.lastId!, LIST_BATCH)
       if (last.count > 0) yield `,${last.json.slice(1, -1)}`
     }

@@ -16,6 +16,9 @@ import {
   Failure,
   failures,
   ID_PATTERN,
+  IDEMPOTENT_REPLAYED,
+  IdempotencyKeyHeader,
+  idempotencyFailures,
   IfMatchHeader,
   ListQuery,
   NewBook,
@@ -57,6 +60,11 @@ const resolveBookId: onRequestHookHandler = (request, _reply, done) => {
   done()
 }
 
+/** The four members a book answer carries, as the response schema writes them. */
+function bookOf({ id, title, author, year }: StoredBook) {
+  return { id, title, author, year }
+}
+
 function etag(book: StoredBook): string {
   return `"${book.revision}"`
 }
@@ -90,22 +98,38 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
         operationId: 'createBook',
         tags: ['Books'],
         security,
+        headers: IdempotencyKeyHeader,
         body: NewBook,
         response: {
           201: withHeaders(Success(201, 'Book created successfully', Book, EXAMPLE_BOOK, 'The stored book with its new id'), {
             Location: 'The path of the new book',
             ...ETAG,
+            ...IDEMPOTENT_REPLAYED,
           }),
           400: invalidInput,
+          ...idempotencyFailures,
           413: tooLarge,
           ...errors,
         },
       },
-      config: { invalidInputMessage: 'Invalid input' },
+      config: { invalidInputMessage: 'Invalid input', idempotent: true },
     },
     async (request, reply) => {
       const { title, author, year } = request.body
-      const book = await store.books.create({ title, author, year })
+      const claim = request.idempotency
+      // With a key, the answer commits with the book, so that a retry finds exactly what was stored.
+      const book = claim
+        ? await store.transaction(async (repositories) => {
+            const created = await repositories.books.create({ title, author, year })
+            const answer = JSON.stringify(envelope(201, 'Book created successfully', bookOf(created)))
+            await claim.record(repositories, {
+              status: 201,
+              headers: { etag: etag(created), location: `/book/${created.id}` },
+              body: answer,
+            })
+            return created
+          })
+        : await store.books.create({ title, author, year })
       reply.code(201).header('etag', etag(book)).header('location', `/book/${book.id}`)
       return envelope(201, 'Book created successfully', book)
     },

@@ -1,6 +1,8 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import Type from 'typebox'
 import { envelope } from '../http/envelope.ts'
+import { HttpError } from '../http/http-error.ts'
+import type { Lifecycle } from '../lifecycle.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { Failure, RETRY_AFTER, Success, withHeaders } from '../schemas.ts'
 import { STORE_DEADLINE_MS, StoreUnavailableError, type Store } from '../store/store.ts'
@@ -8,7 +10,13 @@ import { STORE_DEADLINE_MS, StoreUnavailableError, type Store } from '../store/s
 export interface OperationRouteOptions {
   store: Pick<Store, 'ping'>
   metrics: Pick<Metrics, 'render' | 'contentType'>
+  lifecycle: Pick<Lifecycle, 'draining'>
+  /** Refuses the clients that may not read the metrics. */
+  metricsAccess: onRequestHookHandler
 }
+
+/** A draining instance will not be ready again; its replacement usually is within seconds. */
+const DRAINING_RETRY_AFTER_SECONDS = '1'
 
 function pingWithin(store: Pick<Store, 'ping'>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
@@ -19,7 +27,7 @@ function pingWithin(store: Pick<Store, 'ping'>, ms: number): Promise<void> {
 }
 
 /** Probes and metrics for operators and orchestrators: public, and outside the book interface. */
-export async function operationRoutes(app: FastifyInstance, { store, metrics }: OperationRouteOptions) {
+export async function operationRoutes(app: FastifyInstance, { store, metrics, lifecycle, metricsAccess }: OperationRouteOptions) {
   const tags = ['Operations']
   const security: [] = []
 
@@ -41,7 +49,7 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
     '/readyz',
     {
       schema: {
-        summary: 'Readiness: the store answers',
+        summary: 'Readiness: the store answers and the instance is not shutting down',
         operationId: 'readiness',
         tags,
         security,
@@ -50,7 +58,7 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
           503: withHeaders(
             Failure(
               503,
-              `The store did not answer within ${STORE_DEADLINE_MS / 1000} s or failed; \`Retry-After\` says when to ask again`,
+              `The instance is shutting down, or the store did not answer within ${STORE_DEADLINE_MS / 1000} s or failed; \`Retry-After\` says when to ask again`,
               'Service unavailable',
             ),
             RETRY_AFTER,
@@ -59,6 +67,8 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
       },
     },
     async () => {
+      // A proxy that checks readiness stops sending here while the instance still serves.
+      if (lifecycle.draining) throw new HttpError(503, 'Service unavailable', { 'retry-after': DRAINING_RETRY_AFTER_SECONDS })
       try {
         await pingWithin(store, STORE_DEADLINE_MS)
       } catch (err) {
@@ -74,7 +84,7 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
       schema: {
         summary: 'Metrics in Prometheus text format',
         description:
-          'Requests by method, route pattern and status (counts and latency histograms), store operations by outcome, and process metrics.',
+          'Requests by method, route pattern and status (counts and latency histograms), store operations by outcome, and process metrics. With `METRICS_TOKEN` set, only for `Authorization: Bearer <METRICS_TOKEN>`; otherwise only for clients on the same machine.',
         operationId: 'metrics',
         tags,
         security,
@@ -85,8 +95,11 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics }: 
               'text/plain': { schema: Type.String({ examples: ['http_requests_total{method="GET",route="/books",status="200"} 3'] }) },
             },
           },
+          401: Failure(401, '`METRICS_TOKEN` is set and the request does not carry it', 'Invalid token'),
+          403: Failure(403, '`METRICS_TOKEN` is not set and the client is not on this machine', 'Forbidden'),
         },
       },
+      onRequest: metricsAccess,
     },
     async (_request, reply) => {
       const text = await metrics.render()

@@ -15,13 +15,33 @@ export interface TokenRouteOptions {
   limiter: LoginLimiter
 }
 
+/**
+ * A warn line for a login refused by the limit or failed on its credentials, so that an operator
+ * sees who is guessing and who is locked out. It carries the request id; never the body, which
+ * holds the password.
+ */
+function logRefusal(request: FastifyRequest, err: unknown): void {
+  if (!(err instanceof HttpError)) return
+  if (err.statusCode === 429) {
+    const retryAfterSeconds = Number(err.headers['retry-after'])
+    request.log.warn({ clientAddress: request.ip, retryAfterSeconds }, 'login refused: too many failed logins')
+  } else if (err.statusCode === 401) {
+    request.log.warn({ clientAddress: request.ip }, 'login failed: wrong username or password')
+  }
+}
+
 export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentials, limiter }: TokenRouteOptions) {
   parseBodiesAsJson(app)
   const gate = createLoginGate(limiter)
   const prechecks = new WeakMap<FastifyRequest, Precheck>()
   /** `request.ip` is the socket's peer, or the forwarded client when TRUST_PROXY trusts that peer. */
   async function refuseWhileLimited(request: FastifyRequest): Promise<void> {
-    prechecks.set(request, await gate.precheck(request.ip))
+    try {
+      prechecks.set(request, await gate.precheck(request.ip))
+    } catch (err) {
+      logRefusal(request, err)
+      throw err
+    }
   }
 
   app.withTypeProvider<TypeBoxTypeProvider>().post(
@@ -68,7 +88,12 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
     },
     async (request, reply) => {
       const { username, password } = request.body
-      await gate.decide(request.ip, () => checkCredentials(username, password), prechecks.get(request))
+      try {
+        await gate.decide(request.ip, () => checkCredentials(username, password), prechecks.get(request))
+      } catch (err) {
+        logRefusal(request, err)
+        throw err
+      }
       let token: string
       try {
         token = tokens.sign(username)

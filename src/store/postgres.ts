@@ -1,5 +1,6 @@
 import pg, { type QueryResultRow } from 'pg'
 import { batchedLookup } from './batched-lookup.ts'
+import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
 import { batchedBookWrites } from './postgres-batched-writes.ts'
 import { classifyPostgresError } from './postgres-errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
@@ -7,6 +8,7 @@ import {
   StoreUnavailableError,
   type Book,
   type BookRepository,
+  type IdempotencyKeyRepository,
   type LoginFailureRepository,
   type Repositories,
   type Store,
@@ -63,6 +65,42 @@ const RECENT_LOGIN_FAILURES: Statement = {
   text: `SELECT failed_at FROM login_failures WHERE client_key = $1 AND failed_at > $2
   ORDER BY failed_at DESC LIMIT $3`,
 }
+// Arrays in, one statement per batch; ordinality keeps the rows, and so their ids, in array order.
+const INSERT_MANY: Statement = {
+  name: 'books_insert_many',
+  text: `INSERT INTO books (title, author, year)
+  SELECT title, author, year FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS r (title, author, year, n)
+  ORDER BY n
+  RETURNING id`,
+}
+// Expired keys go a few at a time with each claim; SKIP LOCKED so that claims never wait on each other's purge.
+const CLAIM_KEY: Statement = {
+  name: 'idempotency_keys_claim',
+  text: `WITH expired AS (
+    DELETE FROM idempotency_keys WHERE ctid IN
+      (SELECT ctid FROM idempotency_keys WHERE created_at <= $5 AND NOT (scope = $1 AND key = $2)
+       LIMIT 100 FOR UPDATE SKIP LOCKED)
+  )
+  INSERT INTO idempotency_keys AS held (scope, key, created_at, locked_until) VALUES ($1, $2, $3, $4)
+  ON CONFLICT (scope, key) DO UPDATE
+    SET created_at = excluded.created_at, locked_until = excluded.locked_until,
+        fingerprint = NULL, status = NULL, headers = NULL, body = NULL
+    WHERE (held.status IS NULL AND held.locked_until <= $3) OR held.created_at <= $5
+  RETURNING true AS claimed`,
+}
+const SELECT_KEY: Statement = {
+  name: 'idempotency_keys_select',
+  text: 'SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = $1 AND key = $2',
+}
+const COMPLETE_KEY: Statement = {
+  name: 'idempotency_keys_complete',
+  text: `UPDATE idempotency_keys SET fingerprint = $3, status = $4, headers = $5, body = $6
+  WHERE scope = $1 AND key = $2 AND status IS NULL`,
+}
+const RELEASE_KEY: Statement = {
+  name: 'idempotency_keys_release',
+  text: 'DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status IS NULL',
+}
 const PING: Statement = { name: 'books_ping', text: 'SELECT 1' }
 
 /**
@@ -93,6 +131,15 @@ function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | 
   const writes = batchedBookWrites(query)
   return {
     create: (book) => write(writes.create, book),
+    // An import's rows are a batch already: one statement of their own, answered with the ids only.
+    async createMany(books) {
+      const { rows } = await query<{ id: number }>(INSERT_MANY, [
+        books.map((book) => book.title),
+        books.map((book) => book.author),
+        books.map((book) => book.year),
+      ])
+      return rows.map((row) => row.id).sort((a, b) => a - b)
+    },
     get,
     async list(after, limit) {
       return (await query<Book>(PAGE, [after, limit])).rows
@@ -119,10 +166,29 @@ function loginFailureRepository(query: Query): LoginFailureRepository {
   }
 }
 
+function idempotencyKeyRepository(query: Query): IdempotencyKeyRepository {
+  return {
+    async claim(scope, key, at, lockedUntil, expiredUpTo) {
+      const claimed = await query(CLAIM_KEY, [scope, key, at, lockedUntil, expiredUpTo])
+      if ((claimed.rowCount ?? 0) > 0) return { state: 'claimed' }
+      const { rows } = await query<KeyRow>(SELECT_KEY, [scope, key])
+      return keyClaimOf(rows[0])
+    },
+    async complete(scope, key, fingerprint, answer) {
+      const { rowCount } = await query(COMPLETE_KEY, [scope, key, fingerprint, answer.status, JSON.stringify(answer.headers), answer.body])
+      if (rowCount !== 1) throw new Error('The idempotency key is no longer held by this request')
+    },
+    async release(scope, key) {
+      await query(RELEASE_KEY, [scope, key])
+    },
+  }
+}
+
 /** The store in a PostgreSQL schema, through a pool of connections. */
 export class PostgresBookStore implements Store {
   readonly books: BookRepository
   readonly loginFailures: LoginFailureRepository
+  readonly idempotencyKeys: IdempotencyKeyRepository
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
   // Two at once: one batch is sent and run while the one before waits for its commit's WAL flush.
@@ -151,6 +217,7 @@ export class PostgresBookStore implements Store {
     const batched: Write = (write, input) => withDeadline(this.#writes.add(write, input), queryTimeoutMs)
     this.books = bookRepository(query, lookup, batched)
     this.loginFailures = loginFailureRepository(query)
+    this.idempotencyKeys = idempotencyKeyRepository(query)
   }
 
   /** Brings the schema up to date, then serves; fails with StoreUnavailableError when unreachable. */
@@ -196,7 +263,11 @@ export class PostgresBookStore implements Store {
     let broken: Error | undefined
     try {
       await this.#run(client, { text: 'BEGIN' })
-      const result = await work({ books: bookRepository(query, get, writeAlone), loginFailures: loginFailureRepository(query) })
+      const result = await work({
+        books: bookRepository(query, get, writeAlone),
+        loginFailures: loginFailureRepository(query),
+        idempotencyKeys: idempotencyKeyRepository(query),
+      })
       open = false
       await this.#run(client, { text: 'COMMIT' })
       return result

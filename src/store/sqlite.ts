@@ -1,11 +1,13 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
+import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
 import { loadMigrations } from './migrations.ts'
+import { createPrivateDatabaseFile } from './private-files.ts'
 import {
   StoreUnavailableError,
   type Book,
   type BookRepository,
+  type IdempotencyKeyRepository,
+  type KeyClaim,
   type LoginFailureRepository,
   type Repositories,
   type Store,
@@ -117,6 +119,23 @@ function prepareStatements(db: DatabaseSync) {
     deleteExpiredLoginFailures: db.prepare('DELETE FROM login_failures WHERE failed_at <= ?'),
     recentLoginFailures: db.prepare(`SELECT failed_at FROM login_failures
       WHERE client_key = ? AND failed_at > ? ORDER BY failed_at DESC LIMIT ?`),
+    // One statement for a whole batch: the books arrive as one JSON array, whatever its length.
+    insertMany: db.prepare(`INSERT INTO books (title, author, year)
+      SELECT value ->> 'title', value ->> 'author', value ->> 'year' FROM json_each(?) ORDER BY key
+      RETURNING id`),
+    claimKey: db.prepare(`INSERT INTO idempotency_keys (scope, key, created_at, locked_until) VALUES (?1, ?2, ?3, ?4)
+      ON CONFLICT (scope, key) DO UPDATE
+        SET created_at = excluded.created_at, locked_until = excluded.locked_until,
+            fingerprint = NULL, status = NULL, headers = NULL, body = NULL
+        WHERE (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= ?3) OR idempotency_keys.created_at <= ?5
+      RETURNING 1 AS claimed`),
+    selectKey: db.prepare('SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE scope = ? AND key = ?'),
+    // A few at a time, so that no claim pays for a day's backlog at once.
+    purgeKeys: db.prepare(`DELETE FROM idempotency_keys WHERE rowid IN
+      (SELECT rowid FROM idempotency_keys WHERE created_at <= ? LIMIT 100)`),
+    completeKey: db.prepare(`UPDATE idempotency_keys SET fingerprint = ?, status = ?, headers = ?, body = ?
+      WHERE scope = ? AND key = ? AND status IS NULL`),
+    releaseKey: db.prepare('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL'),
     ping: db.prepare('SELECT 1'),
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
@@ -128,6 +147,12 @@ type Statements = ReturnType<typeof prepareStatements>
 function bookRepository(sql: Statements, run: Executor): BookRepository {
   return {
     create: (book) => run.write(() => sql.insert.get(book.title, book.author, book.year) as unknown as StoredBook),
+    createMany: (books) =>
+      run.write(() => {
+        const rows = sql.insertMany.all(JSON.stringify(books)) as { id: number }[]
+        // Ids ascend in insertion order, which follows the array; RETURNING promises no order.
+        return rows.map((row) => row.id).sort((a, b) => a - b)
+      }),
     get: (id) => run.read(() => sql.select.get(id) as StoredBook | undefined),
     list: (after, limit) => run.direct(() => sql.page.all(after, limit) as unknown as Book[]),
     listJson: (after, limit) =>
@@ -162,8 +187,33 @@ function loginFailureRepository(sql: Statements, run: Executor): LoginFailureRep
   }
 }
 
+function idempotencyKeyRepository(sql: Statements, run: Executor): IdempotencyKeyRepository {
+  return {
+    claim: (scope, key, at, lockedUntil, expiredUpTo) =>
+      run.write((): KeyClaim => {
+        sql.purgeKeys.run(expiredUpTo)
+        if (sql.claimKey.get(scope, key, at, lockedUntil, expiredUpTo)) return { state: 'claimed' }
+        const row = sql.selectKey.get(scope, key) as KeyRow | undefined
+        return keyClaimOf(row)
+      }),
+    complete: (scope, key, fingerprint, answer) =>
+      run.write(() => {
+        const { changes } = sql.completeKey.run(fingerprint, answer.status, JSON.stringify(answer.headers), answer.body, scope, key)
+        if (changes !== 1) throw new Error('The idempotency key is no longer held by this request')
+      }),
+    release: (scope, key) =>
+      run.write(() => {
+        sql.releaseKey.run(scope, key)
+      }),
+  }
+}
+
 function repositories(sql: Statements, run: Executor): Repositories {
-  return { books: bookRepository(sql, run), loginFailures: loginFailureRepository(sql, run) }
+  return {
+    books: bookRepository(sql, run),
+    loginFailures: loginFailureRepository(sql, run),
+    idempotencyKeys: idempotencyKeyRepository(sql, run),
+  }
 }
 
 /**
@@ -193,12 +243,13 @@ function transactionExecutor(): Executor & { end(): void } {
 export class SqliteBookStore implements Store {
   readonly books: BookRepository
   readonly loginFailures: LoginFailureRepository
+  readonly idempotencyKeys: IdempotencyKeyRepository
   readonly #db: DatabaseSync
   readonly #sql: Statements
   readonly #turn: TurnTransaction
 
   constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal' }: SqliteOptions) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    if (path !== ':memory:') createPrivateDatabaseFile(path)
     const db = new DatabaseSync(path)
     this.#db = db
     try {
@@ -218,9 +269,10 @@ export class SqliteBookStore implements Store {
       write: (statement) => turn.write(statement),
       direct: (statement) => turn.direct(statement),
     }
-    const { books, loginFailures } = repositories(this.#sql, batched)
+    const { books, loginFailures, idempotencyKeys } = repositories(this.#sql, batched)
     this.books = books
     this.loginFailures = loginFailures
+    this.idempotencyKeys = idempotencyKeys
   }
 
   transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {

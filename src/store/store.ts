@@ -26,6 +26,8 @@ export type UpdateResult = { outcome: 'updated'; book: StoredBook } | { outcome:
 /** The books: one repository per engine, plain methods that each run as one atomic step. */
 export interface BookRepository {
   create(book: NewBook): Promise<StoredBook>
+  /** Stores every book in one statement; their new ids, in the order of `books`. */
+  createMany(books: NewBook[]): Promise<number[]>
   get(id: number): Promise<StoredBook | undefined>
   /** Books with an id greater than `after`, ascending, at most `limit` of them. */
   list(after: number, limit: number): Promise<Book[]>
@@ -54,10 +56,40 @@ export interface LoginFailureRepository {
   recent(key: string, since: number, limit: number): Promise<number[]>
 }
 
+/** The answer a request with an `Idempotency-Key` gave, kept to answer its retries. */
+export interface StoredAnswer {
+  status: number
+  /** The headers a replay repeats, by lower-case name. */
+  headers: Record<string, string>
+  /** The body as sent. */
+  body: string
+}
+
+/** What claiming a key found: it is now the caller's, another request holds it, or it has an answer. */
+export type KeyClaim = { state: 'claimed' } | { state: 'running' } | { state: 'done'; fingerprint: string; answer: StoredAnswer }
+
+/**
+ * Keys of retried writes, kept in the store so that a retry reaching any process or instance
+ * finds the first request's answer. Times are milliseconds since the epoch.
+ */
+export interface IdempotencyKeyRepository {
+  /**
+   * Takes `key` of `scope` for a request that holds it until `lockedUntil`, unless another
+   * request holds it or has answered it; a key whose holder's time ran out, or created at or
+   * before `expiredUpTo`, is taken afresh. Deletes some keys created at or before `expiredUpTo`.
+   */
+  claim(scope: string, key: string, at: number, lockedUntil: number, expiredUpTo: number): Promise<KeyClaim>
+  /** Records the answer of a claimed key; fails when the key is no longer held. Run it in the write's transaction. */
+  complete(scope: string, key: string, fingerprint: string, answer: StoredAnswer): Promise<void>
+  /** Lets go of a claimed key that has no answer. */
+  release(scope: string, key: string): Promise<void>
+}
+
 /** Every repository of the store, each holding the queries of one kind of record. */
 export interface Repositories {
   books: BookRepository
   loginFailures: LoginFailureRepository
+  idempotencyKeys: IdempotencyKeyRepository
 }
 
 /**
@@ -67,6 +99,7 @@ export interface Repositories {
 export const REPOSITORY_NAMES = Object.keys({
   books: true,
   loginFailures: true,
+  idempotencyKeys: true,
 } satisfies Record<keyof Repositories, true>) as (keyof Repositories)[]
 
 /**

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
-import { mkdtemp } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { describe, it } from 'node:test'
 import { chromium } from 'playwright-core'
 import { buildTestApp } from '../helpers.ts'
+import { requireExecutable, skipWithout } from '../support/executables.ts'
 
 const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM) ? false : `SKIPPED: no Chromium at ${CHROMIUM} (install the Debian package "chromium")`
+const skip = skipWithout(CHROMIUM, 'chromium')
 
 const OPERATIONS = [
   'Issue an access token',
@@ -32,7 +30,51 @@ describe('GET /docs', () => {
     assert.match(String(script.headers['content-type']), /javascript/)
   })
 
+  it("gives the page a strict policy of its own: this service's scripts only, and no framing", async (t) => {
+    const app = await buildTestApp()
+    t.after(() => app.close())
+    const page = await app.inject({ method: 'GET', url: '/docs/' })
+    const policy = new Map(
+      String(page.headers['content-security-policy'])
+        .split(';')
+        .map((directive) => directive.trim().split(/\s+/))
+        .map(([name, ...values]) => [name!, values]),
+    )
+    assert.deepEqual(policy.get('default-src'), ["'none'"])
+    assert.deepEqual(policy.get('frame-ancestors'), ["'none'"])
+    assert.deepEqual(policy.get('base-uri'), ["'none'"])
+    assert.deepEqual(policy.get('connect-src'), ["'self'"])
+    const scripts = policy.get('script-src')!
+    assert.equal(scripts[0], "'self'")
+    assert.ok(
+      scripts.slice(1).length > 0 && scripts.slice(1).every((source) => /^'sha256-[A-Za-z0-9+/=]+'$/.test(source)),
+      scripts.join(' '),
+    )
+    assert.ok(!scripts.includes("'unsafe-inline'") && !scripts.includes("'unsafe-eval'"))
+  })
+
+  it('serves the script compressed, from one shared copy, and answers a revalidation with 304', async (t) => {
+    const app = await buildTestApp()
+    t.after(() => app.close())
+    const plain = await app.inject({ method: 'GET', url: '/docs/js/scalar.js', headers: { 'accept-encoding': 'identity' } })
+    assert.equal(plain.headers['content-encoding'], undefined)
+    for (const [accept, encoding, decode] of [
+      ['gzip, deflate, br, zstd', 'br', brotliDecompressSync],
+      ['gzip, br;q=0', 'gzip', gunzipSync],
+    ] as const) {
+      const res = await app.inject({ method: 'GET', url: '/docs/js/scalar.js', headers: { 'accept-encoding': accept } })
+      assert.equal(res.statusCode, 200)
+      assert.equal(res.headers['content-encoding'], encoding)
+      assert.equal(res.headers.vary, 'accept-encoding')
+      assert.ok(res.rawPayload.length < plain.rawPayload.length / 3, `${encoding}: ${res.rawPayload.length} bytes`)
+      assert.ok(decode(res.rawPayload).equals(plain.rawPayload), encoding)
+    }
+    const again = await app.inject({ method: 'GET', url: '/docs/js/scalar.js', headers: { 'if-none-match': String(plain.headers.etag) } })
+    assert.equal(again.statusCode, 304)
+  })
+
   it('lists the six operations in a real browser without asking any other host', { skip, timeout: 90_000 }, async () => {
+    requireExecutable(CHROMIUM, 'chromium')
     const app = await buildTestApp()
     await app.listen({ host: '127.0.0.1', port: 0 })
     const { port } = app.server.address() as { port: number }
@@ -58,15 +100,21 @@ describe('GET /docs', () => {
         elsewhere.push(url)
         return route.abort()
       })
+      const refused: string[] = []
+      page.on('console', (message) => {
+        if (/Content Security Policy/i.test(message.text())) refused.push(message.text())
+      })
+      page.on('pageerror', (err) => refused.push(err.message))
       await page.goto(`${origin}/docs`)
       for (const summary of OPERATIONS) {
         await page.getByText(summary, { exact: true }).first().waitFor({ state: 'attached', timeout: 30_000 })
       }
       await page.waitForLoadState('networkidle')
-      const screenshot = join(await mkdtemp(join(tmpdir(), 'docs-')), 'docs.png')
-      await page.screenshot({ path: screenshot, fullPage: false })
-      console.log(`screenshot of /docs: ${screenshot}`)
+      // A person who wants to look at the page asks for a picture of it.
+      const screenshot = process.env.DOCS_SCREENSHOT
+      if (screenshot !== undefined) await page.screenshot({ path: screenshot, fullPage: false })
       assert.deepEqual(elsewhere, [])
+      assert.deepEqual(refused, [], 'the page runs within its content security policy')
     } finally {
       await browser.close()
       await app.close()

@@ -4,8 +4,9 @@ import fc from 'fast-check'
 import type { Book, StoredBook } from '../../src/store/store.ts'
 import { buildTestApp, issueToken, listenOnLoopback, storeEngines } from '../helpers.ts'
 import { parseResponse, sendRaw } from '../raw-http.ts'
+import { testSeed } from '../support/seed.ts'
 
-/** FUZZ_RUNS=n runs more or fewer cases; FUZZ_SHRINK=1 shrinks a failure to a minimal request. */
+/** FUZZ_RUNS=n runs more or fewer cases; FUZZ_SHRINK=1 shrinks a failure to a minimal request; TEST_SEED=n repeats a run. */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1500)
 /** Books present before the run; the plausible writes aim at only half of them. */
 const SEEDED = 40
@@ -292,6 +293,7 @@ function assertStorable(book: Book) {
 for (const engine of storeEngines) {
   describe(`hostile input (${engine.name})`, { skip: engine.skip }, () => {
     it(`answers ${RUNS} random requests with the envelope, never 5xx, and touches only what valid requests change`, async (t) => {
+      const seed = testSeed(t)
       const store = await engine.open()
       const app = await buildTestApp({}, { store })
       t.after(() => app.close())
@@ -332,7 +334,8 @@ for (const engine of storeEngines) {
           assert.equal(typeof answer.message, 'string')
           if (res.status >= 400) assert.equal(answer.data, null)
         }),
-        { numRuns: RUNS, endOnFailure: process.env.FUZZ_SHRINK === undefined },
+        // fast-check names the seed and the path to the failing case in its failure message.
+        { numRuns: RUNS, seed, endOnFailure: process.env.FUZZ_SHRINK === undefined },
       )
 
       // The process is up and still serves.

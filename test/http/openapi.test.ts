@@ -25,7 +25,7 @@ type Document = {
   components: { securitySchemes: Record<string, unknown> }
 }
 
-const BOOK_OPERATIONS = ['issueToken', 'createBook', 'listBooks', 'getBook', 'updateBook', 'deleteBook']
+const BOOK_OPERATIONS = ['issueToken', 'createBook', 'listBooks', 'getBook', 'updateBook', 'deleteBook', 'importBooks']
 
 /** Every (status, message) pair the examples of an operation show. */
 function documentedMessages(operation: Operation): string[] {
@@ -60,6 +60,8 @@ describe('GET /openapi.json', () => {
       '/book': ['post'],
       '/books': ['get'],
       '/book/{id}': ['delete', 'get', 'put'],
+      '/books/import': ['post'],
+      '/books/export': ['get'],
       '/healthz': ['get'],
       '/readyz': ['get'],
       '/metrics': ['get'],
@@ -73,7 +75,7 @@ describe('GET /openapi.json', () => {
       name: 'Authorization',
       description: 'The token from `POST /token`, as it is (`Bearer <token>` is accepted too).',
     })
-    for (const id of ['createBook', 'listBooks', 'getBook', 'updateBook', 'deleteBook']) {
+    for (const id of ['createBook', 'listBooks', 'getBook', 'updateBook', 'deleteBook', 'importBooks', 'exportBooks']) {
       assert.deepEqual(operations.get(id)?.security, [{ token: [] }], id)
     }
     for (const id of ['issueToken', 'health', 'readiness', 'metrics']) assert.deepEqual(operations.get(id)?.security, [], id)
@@ -82,7 +84,14 @@ describe('GET /openapi.json', () => {
   it('documents the headers that matter to clients', () => {
     const headersOf = (id: string, status: string) =>
       Object.keys((operations.get(id)!.responses[status] as { headers?: object }).headers ?? {})
-    assert.deepEqual(headersOf('createBook', '201'), ['Location', 'ETag'])
+    assert.deepEqual(headersOf('createBook', '201'), ['Location', 'ETag', 'Idempotent-Replayed'])
+    for (const id of ['createBook', 'importBooks']) {
+      const { parameters } = operations.get(id) as unknown as { parameters: { in: string; name: string }[] }
+      assert.ok(
+        parameters.some((parameter) => parameter.in === 'header' && parameter.name === 'idempotency-key'),
+        id,
+      )
+    }
     assert.deepEqual(headersOf('getBook', '200'), ['ETag'])
     assert.deepEqual(headersOf('updateBook', '200'), ['ETag'])
     assert.deepEqual(headersOf('listBooks', '200'), ['Link'])
@@ -109,7 +118,22 @@ describe('GET /openapi.json', () => {
         '500 Could not generate token',
         '503 Service unavailable',
       ],
-      createBook: ['201 Book created successfully', '400 Invalid input', '401 Authorization token required', '401 Invalid token'],
+      createBook: [
+        '201 Book created successfully',
+        '400 Invalid input',
+        '401 Authorization token required',
+        '401 Invalid token',
+        '409 Request with this idempotency key is in progress',
+        '422 Idempotency key reused with a different request',
+      ],
+      importBooks: [
+        '201 Books imported successfully',
+        '400 Invalid input',
+        '401 Invalid token',
+        '409 Request with this idempotency key is in progress',
+        '413 Payload too large',
+        '422 Idempotency key reused with a different request',
+      ],
       listBooks: ['200 Books retrieved successfully', '401 Authorization token required', '401 Invalid token'],
       getBook: ['200 Book retrieved successfully', '404 Book not found', '401 Invalid token'],
       updateBook: ['200 Book updated successfully', '400 Invalid input', '404 Book not found', '412 Precondition failed'],
@@ -147,6 +171,10 @@ describe('GET /openapi.json', () => {
       ['updateBook', { method: 'PUT', url: `/book/${created.data.id}`, payload: { year: 1966 } }],
       ['deleteBook', { method: 'DELETE', url: `/book/${created.data.id}` }],
       ['deleteBook', { method: 'DELETE', url: `/book/${created.data.id}` }],
+      ['importBooks', { method: 'POST', url: '/books/import', payload: 'title,author,year\nDune,Frank Herbert,1965\n' }],
+      ['importBooks', { method: 'POST', url: '/books/import', payload: 'title,author\n' }],
+      ['importBooks', { method: 'POST', url: '/books/import', payload: 'x', headers: { 'content-type': 'text/plain' } }],
+      ['exportBooks', { method: 'GET', url: '/books/export?format=pdf' }],
     ]
     for (const [id, request] of cases) {
       const res = await app.inject(withToken(token, request))

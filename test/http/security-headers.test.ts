@@ -42,6 +42,7 @@ describe('security headers', () => {
       const res: RawResponse = parseResponse(await sendRaw(port, build()))
       assert.equal(res.status, status)
       assert.equal(res.headers['x-content-type-options'], 'nosniff')
+      assert.equal(res.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'")
       assert.equal(res.headers['x-powered-by'], undefined)
       assert.equal(res.headers.server, undefined)
       for (const [header, value] of Object.entries(res.headers)) {

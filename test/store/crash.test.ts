@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
-import { randomInt } from 'node:crypto'
 import { describe, it } from 'node:test'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { once } from 'node:events'
 import { storeEngines } from '../helpers.ts'
+import { seededRandom, testSeed } from '../support/seed.ts'
 import { serviceEnv, login, startService, type ListeningService } from '../support/service.ts'
 
 const WORKERS = 4
@@ -26,6 +25,8 @@ interface Ledger {
   /** Titles of creates whose answer never came: such a book may or may not exist. */
   unansweredCreates: Set<string>
   answered: number
+  /** Called after every answered write. */
+  onAnswer(): void
 }
 
 async function call(service: ListeningService, token: string, method: string, path: string, body?: unknown) {
@@ -38,10 +39,16 @@ async function call(service: ListeningService, token: string, method: string, pa
 }
 
 /** Creates, updates and deletes its own books until the service dies under it. */
-async function writer(service: ListeningService, token: string, worker: number, ledger: Ledger) {
+async function writer(
+  service: ListeningService,
+  token: string,
+  worker: number,
+  ledger: Ledger,
+  randomInt: (min: number, max: number) => number,
+) {
   const own: number[] = []
   for (let n = 0; ; n++) {
-    const action = own.length === 0 ? 0 : randomInt(10)
+    const action = own.length === 0 ? 0 : randomInt(0, 10)
     if (action < 4) {
       const book = { title: `w${worker}-${n}`, author: `worker ${worker}`, year: randomInt(-9999, 10_000) }
       ledger.unansweredCreates.add(book.title)
@@ -52,7 +59,7 @@ async function writer(service: ListeningService, token: string, worker: number, 
       ledger.books.set(res.body.data!.id, { acked: book })
       own.push(res.body.data!.id)
     } else {
-      const id = own[randomInt(own.length)]!
+      const id = own[randomInt(0, own.length)]!
       const tracked = ledger.books.get(id)!
       const state = tracked.acked as BookState
       if (action < 8) {
@@ -73,6 +80,7 @@ async function writer(service: ListeningService, token: string, worker: number, 
       delete tracked.pending
     }
     ledger.answered++
+    ledger.onAnswer()
   }
 }
 
@@ -86,15 +94,30 @@ for (const engine of storeEngines) {
       const first = await startService(env)
       t.after(() => first.stop())
       const token = await login(first)
-      const ledger: Ledger = { books: new Map(), unansweredCreates: new Set(), answered: 0 }
-      const writers = Array.from({ length: WORKERS }, (_, worker) => writer(first, token, worker, ledger))
+      const random = seededRandom(testSeed(t))
+      // The kill lands after a random number of answered writes, not after a time that a busy machine stretches.
+      const killAfter = random(20, 200)
+      let reachedKillPoint!: () => void
+      const killPoint = new Promise<void>((resolve) => (reachedKillPoint = resolve))
+      const ledger: Ledger = {
+        books: new Map(),
+        unansweredCreates: new Set(),
+        answered: 0,
+        onAnswer: () => {
+          if (ledger.answered === killAfter) reachedKillPoint()
+        },
+      }
+      const writers = Array.from({ length: WORKERS }, (_, worker) => writer(first, token, worker, ledger, random))
 
-      await sleep(randomInt(500, 1500))
+      const writing = Promise.all(writers)
+      await Promise.race([
+        killPoint,
+        writing.then(() => assert.fail(`the writers stopped after ${ledger.answered} writes, before the kill`)),
+      ])
       const exited = once(first.child, 'exit')
       first.child.kill('SIGKILL')
       assert.deepEqual(await exited, [null, 'SIGKILL'])
-      await Promise.all(writers)
-      assert.ok(ledger.answered >= 10, `only ${ledger.answered} writes were answered before the kill`)
+      await writing
 
       const second = await startService(env)
       t.after(() => second.stop())

@@ -2,16 +2,17 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { instrumentStore } from '../../src/store/instrumented.ts'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { StoreUnavailableError } from '../../src/store/store.ts'
+import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
 import { dune } from '../helpers.ts'
 
 function recorder() {
   const seen: [string, string][] = []
+  const durations: number[] = []
   const observeStore = (operation: string, outcome: string, seconds: number) => {
-    assert.ok(seconds >= 0)
     seen.push([operation, outcome])
+    durations.push(seconds)
   }
-  return { seen, observeStore }
+  return { seen, durations, observeStore }
 }
 
 describe('instrumented store', () => {
@@ -64,6 +65,17 @@ describe('instrumented store', () => {
       ['count', 'ok'],
       ['recentLoginFailures', 'ok'],
     ])
+  })
+
+  it('records how long the operation took, in seconds', async () => {
+    const slowPing = () => new Promise<void>((resolve) => setTimeout(resolve, 40))
+    const metrics = recorder()
+    const store = instrumentStore(Object.assign(new SqliteBookStore({ path: ':memory:' }), { ping: slowPing }) as Store, metrics)
+    await store.ping()
+    await store.close()
+    assert.deepEqual(metrics.seen, [['ping', 'ok']])
+    // A timer never fires early; milliseconds instead of seconds would be a thousand times more.
+    assert.ok(metrics.durations[0]! >= 0.035 && metrics.durations[0]! < 35, `recorded ${metrics.durations[0]} s`)
   })
 
   it('passes failures on and records them as unavailable or error', async () => {

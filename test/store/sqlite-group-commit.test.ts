@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
 import { dune } from '../helpers.ts'
+import { temporaryDirectory } from '../support/temporary.ts'
 
-const dir = mkdtempSync(join(tmpdir(), 'books-group-commit-'))
-after(() => rmSync(dir, { recursive: true, force: true }))
+const dir = temporaryDirectory('books-group-commit-')
 let files = 0
 const freshPath = () => join(dir, `books-${++files}.db`)
 

@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
 import { loadMigrations } from '../../src/store/migrations.ts'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
 import { StoreUnavailableError } from '../../src/store/store.ts'
+import { temporaryDirectory } from '../support/temporary.ts'
 
 const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
 
 function tempFile() {
-  return join(mkdtempSync(join(tmpdir(), 'books-sqlite-')), 'nested', 'books.db')
+  return join(temporaryDirectory('books-sqlite-'), 'nested', 'books.db')
 }
 
 describe('SQLite store', () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { setTimeout } from 'node:timers/promises'
 import pg from 'pg'
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
@@ -61,4 +62,25 @@ export async function createTestSchema(): Promise<TestSchema> {
       await adminQuery(`DROP SCHEMA IF EXISTS ${name} CASCADE`)
     },
   }
+}
+
+/**
+ * Polls until `count` other sessions wait for the transaction open on `holder` to end; false after
+ * `timeoutMs`. Only waiters on that one transaction count, whatever else runs on the server.
+ */
+export async function sessionsWaitingFor(holder: pg.Client, count: number, timeoutMs: number): Promise<boolean> {
+  const { rows: held } = await holder.query(
+    `SELECT transactionid::text AS xid FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'transactionid' AND granted`,
+  )
+  if (held.length === 0) throw new Error('the holder has no transaction that others could wait for')
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    const { rows } = await adminQuery(
+      `SELECT count(*)::int AS waiting FROM pg_locks WHERE locktype = 'transactionid' AND transactionid::text = $1 AND NOT granted`,
+      [held[0].xid],
+    )
+    if (rows[0].waiting >= count) return true
+    await setTimeout(100)
+  }
+  return false
 }

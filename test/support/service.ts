@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { after } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers.ts'
 
@@ -43,6 +44,16 @@ export interface SpawnOptions {
   cwd?: string
 }
 
+/** Every service this test file started, with the directory made for it, if any. */
+const started = new Set<{ service: ServiceProcess; ownDir: boolean }>()
+
+// A test that fails half-way may leave its service running: nothing outlives the file.
+after(async () => {
+  await Promise.all([...started].map(({ service }) => service.stop('SIGKILL')))
+  for (const { service, ownDir } of started) if (ownDir) rmSync(service.dir, { recursive: true, force: true })
+  started.clear()
+})
+
 const isListening = (line: LogLine) => /^Server listening at /.test(line.msg ?? '')
 
 /** The service's environment in tests: the test secret and credentials, `dbUrl`, and `extra` over them. */
@@ -62,13 +73,18 @@ export function serviceEnv(dbUrl: string, extra: Record<string, string> = {}): R
  * Starts the service on a free port of 127.0.0.1 with `env` as its whole environment
  * (beside PATH), so tests do not depend on the machine's.
  */
-export function spawnService(
-  env: Record<string, string> = {},
-  { cwd = mkdtempSync(join(tmpdir(), 'books-service-')) }: SpawnOptions = {},
-): ServiceProcess {
+export function spawnService(env: Record<string, string> = {}, options: SpawnOptions = {}): ServiceProcess {
+  const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'books-service-'))
   const child = spawn(process.execPath, [MAIN], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      // Under `--experimental-test-coverage` the service's own code counts too.
+      ...(process.env.NODE_V8_COVERAGE && { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE }),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const lines: LogLine[] = []
@@ -86,7 +102,7 @@ export function spawnService(
   })
   const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
 
-  const waitForLine = (matches: (line: LogLine) => boolean, timeoutMs = 20_000) =>
+  const waitForLine = (matches: (line: LogLine) => boolean, timeoutMs = 60_000) =>
     new Promise<LogLine>((resolve, reject) => {
       const check = () => {
         const found = lines.find(matches)
@@ -103,7 +119,7 @@ export function spawnService(
       check()
     })
 
-  return {
+  const service: ServiceProcess = {
     child,
     dir: cwd,
     lines,
@@ -124,6 +140,8 @@ export function spawnService(
       return exited
     },
   }
+  started.add({ service, ownDir: options.cwd === undefined })
+  return service
 }
 
 /** Spawns the service and resolves once it listens; fails with its output when it exits first. */

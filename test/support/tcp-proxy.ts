@@ -8,6 +8,8 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  */
 export interface TcpProxy {
   port: number
+  /** Resolves when the next client connects to the proxy. */
+  nextConnection(): Promise<void>
   down(): Promise<void>
   stall(): void
   restore(): Promise<void>
@@ -17,6 +19,7 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let stalled = false
   const sockets = new Set<Socket>()
+  let connected: Array<() => void> = []
   const track = (socket: Socket) => {
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
@@ -25,6 +28,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   }
 
   const forward = (client: Socket) => {
+    for (const wake of connected) wake()
+    connected = []
     track(client)
     if (stalled) return
     const upstream = createConnection(target)
@@ -52,6 +57,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 
   return {
     port,
+    nextConnection: () => new Promise((resolve) => connected.push(resolve)),
     down: shutDown,
     stall() {
       stalled = true

@@ -1,0 +1,200 @@
+/**
+ * Import and export throughput: a 100,000-row CSV import on each engine, with the worst read
+ * latency seen while it runs, and an export of 1,000,000 books with the service's peak RSS.
+ *
+ *   node scripts/bench/transfer.ts [--rows=N] [--export=N] [--only=sqlite,postgres]
+ *
+ * `npm run bench -- transfer` runs it as part of the benchmark.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createDatabase, dropDatabase } from './postgres.ts'
+import { peakRss } from './processes.ts'
+import { seedSqlite } from './seed.ts'
+import { login, sampleBook, startService, type Service } from './service.ts'
+
+export interface ImportFigures {
+  engine: string
+  rows: number
+  seconds: number
+  rowsPerSecond: number
+  /** Reads answered while the import ran, one after another on one connection. */
+  reads: number
+  worstReadMs: number
+}
+
+export interface ExportFigures {
+  engine: string
+  books: number
+  seconds: number
+  booksPerSecond: number
+  mebibytes: number
+  /** The service process's peak resident set before the export, after start-up and a login. */
+  peakRssBeforeMiB: number
+  /** The service process's peak resident set, from start-up through the export. */
+  peakRssMiB: number
+}
+
+const MiB = 1024 * 1024
+
+function csvOf(rows: number, offset: number): string {
+  const lines = ['title,author,year']
+  for (let n = offset; n < offset + rows; n++) {
+    const { title, author, year } = sampleBook(n)
+    lines.push(`${title},${author},${year}`)
+  }
+  return `${lines.join('\n')}\n`
+}
+
+async function importCsv(service: Service, token: string, csv: string): Promise<number> {
+  const res = await fetch(`${service.baseUrl}/books/import`, {
+    method: 'POST',
+    headers: { authorization: token, 'content-type': 'text/csv' },
+    body: csv,
+  })
+  const text = await res.text()
+  if (res.status !== 201) throw new Error(`import answered ${res.status}: ${text.slice(0, 300)}`)
+  return (JSON.parse(text) as { data: { imported: number } }).data.imported
+}
+
+/** Times one import of `rows` CSV rows while a reader keeps asking for a page of books. */
+export async function measureImport(engine: string, service: Service, token: string, rows: number): Promise<ImportFigures> {
+  const csv = csvOf(rows, 0)
+  let importing = true
+  let reads = 0
+  let worst = 0
+  const reader = (async () => {
+    while (importing) {
+      const started = performance.now()
+      const res = await fetch(`${service.baseUrl}/books?limit=10`, { headers: { authorization: token } })
+      await res.arrayBuffer()
+      if (!importing) break
+      worst = Math.max(worst, performance.now() - started)
+      reads++
+    }
+  })()
+  const started = performance.now()
+  const imported = await importCsv(service, token, csv)
+  const seconds = (performance.now() - started) / 1000
+  importing = false
+  await reader
+  return { engine, rows: imported, seconds, rowsPerSecond: imported / seconds, reads, worstReadMs: worst }
+}
+
+/** Times a CSV export of every book, reading it as a client saving the file would. */
+export async function measureExport(engine: string, service: Service, token: string): Promise<ExportFigures> {
+  const before = (peakRss(service.pid) ?? 0) / MiB
+  const started = performance.now()
+  const res = await fetch(`${service.baseUrl}/books/export?format=csv`, { headers: { authorization: token } })
+  if (res.status !== 200 || res.body === null) throw new Error(`export answered ${res.status}`)
+  let bytes = 0
+  let lines = 0
+  for await (const chunk of res.body) {
+    bytes += chunk.byteLength
+    for (const byte of chunk) if (byte === 0x0a) lines++
+  }
+  const seconds = (performance.now() - started) / 1000
+  const books = lines - 1
+  return {
+    engine,
+    books,
+    seconds,
+    booksPerSecond: books / seconds,
+    mebibytes: bytes / MiB,
+    peakRssBeforeMiB: before,
+    peakRssMiB: (peakRss(service.pid) ?? 0) / MiB,
+  }
+}
+
+export interface TransferOptions {
+  rows: number
+  exportBooks: number
+  engines: string[]
+  log: (line: string) => void
+}
+
+/** Every measurement of this module, on each engine asked for. */
+export async function measureTransfer({ rows, exportBooks, engines, log }: TransferOptions) {
+  const imports: ImportFigures[] = []
+  const exports: ExportFigures[] = []
+  if (engines.includes('sqlite')) {
+    const work = mkdtempSync(join(tmpdir(), 'book-transfer-'))
+    const path = join(work, 'transfer.db')
+    try {
+      let service = await startService({ dbUrl: `sqlite:${path}` })
+      try {
+        imports.push(await measureImport('SQLite', service, await login(service), rows))
+      } finally {
+        await service.stop()
+      }
+      log(`  SQLite import: ${JSON.stringify(imports.at(-1))}`)
+      // Straight into the file, then a fresh process: its peak RSS is the export's.
+      seedSqlite(path, Math.max(0, exportBooks - rows))
+      service = await startService({ dbUrl: `sqlite:${path}` })
+      try {
+        exports.push(await measureExport('SQLite', service, await login(service)))
+      } finally {
+        await service.stop()
+      }
+      log(`  SQLite export: ${JSON.stringify(exports.at(-1))}`)
+    } finally {
+      rmSync(work, { recursive: true, force: true })
+    }
+  }
+  if (engines.includes('postgres')) {
+    const name = `bench_transfer_${process.pid}`
+    const database = await createDatabase(name)
+    if ('skip' in database) log(`  PostgreSQL: skipped, ${database.skip}`)
+    else {
+      try {
+        const service = await startService({ dbUrl: database.url })
+        try {
+          imports.push(await measureImport('PostgreSQL', service, await login(service), rows))
+        } finally {
+          await service.stop()
+        }
+        log(`  PostgreSQL import: ${JSON.stringify(imports.at(-1))}`)
+      } finally {
+        await dropDatabase(name)
+      }
+    }
+  }
+  return { imports, exports }
+}
+
+export function transferTable({ imports, exports }: Awaited<ReturnType<typeof measureTransfer>>): string {
+  const lines = ['| import | rows | seconds | rows/s | worst read during it (ms) |', '|---|---:|---:|---:|---:|']
+  for (const f of imports) {
+    lines.push(
+      `| ${f.engine} CSV | ${f.rows} | ${f.seconds.toFixed(2)} | ${Math.round(f.rowsPerSecond)} | ${f.worstReadMs.toFixed(0)} (${f.reads} reads) |`,
+    )
+  }
+  lines.push('', '| export | books | seconds | books/s | MiB | peak RSS before → after (MiB) |', '|---|---:|---:|---:|---:|---:|')
+  for (const f of exports) {
+    lines.push(
+      `| ${f.engine} CSV | ${f.books} | ${f.seconds.toFixed(2)} | ${Math.round(f.booksPerSecond)} | ${f.mebibytes.toFixed(1)} | ${f.peakRssBeforeMiB.toFixed(0)} → ${f.peakRssMiB.toFixed(0)} |`,
+    )
+  }
+  return lines.join('\n')
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      rows: { type: 'string', default: '100000' },
+      export: { type: 'string', default: '1000000' },
+      only: { type: 'string', default: 'sqlite,postgres' },
+    },
+  })
+  const log = (line: string) => console.log(line)
+  const figures = await measureTransfer({
+    rows: Number(values.rows),
+    exportBooks: Number(values.export),
+    engines: values.only.split(','),
+    log,
+  })
+  log('')
+  log(transferTable(figures))
+}

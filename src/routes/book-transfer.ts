@@ -1,0 +1,162 @@
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Type from 'typebox'
+import { requireToken } from '../auth/require-token.ts'
+import type { TokenService } from '../auth/tokens.ts'
+import { csvExport, ndjsonExport } from '../formats/book-export.ts'
+import { BookImport, IMPORT_LIMITS } from '../formats/book-import.ts'
+import { ImportTooLargeError } from '../formats/import-errors.ts'
+import { formatOfContentType, sniffFormat } from '../formats/import-format.ts'
+import { envelope } from '../http/envelope.ts'
+import { HttpError } from '../http/http-error.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import type { NewBook } from '../schemas.ts'
+import { failures, IdempotencyKeyHeader, idempotencyFailures } from '../schemas.ts'
+import type { Book, Store } from '../store/store.ts'
+import { exportAnswers, importAnswers, importBody, UNSUPPORTED_MEDIA_TYPE } from './book-transfer-docs.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Content-Type the import was sent with; the header itself is removed before routing reads it. */
+    importContentType: string | undefined
+  }
+}
+
+export interface BookTransferOptions {
+  store: Store
+  tokens: TokenService
+  metrics: Pick<Metrics, 'countImportedBooks'>
+}
+
+/** Books read per query while an export streams out. */
+const EXPORT_PAGE = 1000
+
+const ExportQuery = Type.Object({
+  format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('ndjson')], { description: 'The file format; `csv` by default' })),
+})
+
+const FILES = {
+  csv: { type: 'text/csv; charset=utf-8', name: 'books.csv', write: csvExport },
+  ndjson: { type: 'application/x-ndjson; charset=utf-8', name: 'books.ndjson', write: ndjsonExport },
+} as const
+
+const tooLarge = () => new HttpError(413, 'Payload too large', { connection: 'close' })
+
+const security = [{ token: [] }]
+
+async function* noBytes(): AsyncGenerator<Uint8Array> {}
+
+/** `POST /books/import` and `GET /books/export`: books in and out by the file, in their own scope with their own body parser. */
+export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, metrics }: BookTransferOptions) {
+  // The body reaches the handler as the request stream, unparsed and unbuffered, whatever its
+  // type: the formats read it as it arrives, and the handler enforces the limits.
+  app.removeAllContentTypeParsers()
+  // Iterated without being destroyed when reading stops early (a limit, 100 errors): the socket
+  // must live on to carry the answer.
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload.iterator({ destroyOnReturn: false })))
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>()
+  routes.decorateRequest('importContentType', undefined)
+  routes.addHook('onRequest', requireToken(tokens))
+
+  routes.post(
+    '/books/import',
+    {
+      schema: {
+        summary: 'Import books from a CSV, NDJSON or JSON file, all or nothing',
+        description:
+          'Every row follows the rules of `POST /book`; when any row breaks them, nothing is stored and the answer lists the first 100 errors. At most 100,000 books and 32 MiB.',
+        operationId: 'importBooks',
+        tags: ['Books'],
+        security,
+        headers: IdempotencyKeyHeader,
+        body: importBody,
+        response: { ...importAnswers, ...idempotencyFailures, 401: failures.tokenRefused },
+      },
+      // The formats check the body, and the idempotency plugin the key; the schemas above only document them.
+      validatorCompiler: () => () => true,
+      bodyLimit: IMPORT_LIMITS.maxBytes,
+      config: { readsContentType: true, idempotent: true },
+      // The header is read here and then removed, so that the framework's own media-type checks
+      // never answer before this route can say which header to send.
+      onRequest: (request, _reply, done) => {
+        request.importContentType = request.headers['content-type']
+        delete request.raw.headers['content-type']
+        done()
+      },
+    },
+    async (request, reply) => {
+      const declared = formatOfContentType(request.importContentType)
+      if (declared === undefined) throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE)
+      const length = Number(request.headers['content-length'])
+      if (length > IMPORT_LIMITS.maxBytes) throw tooLarge()
+      // An empty body reaches no parser: it reads as a stream with nothing in it.
+      let body = (request.body as AsyncIterable<Uint8Array> | undefined) ?? noBytes()
+      let format = declared
+      if (format === 'sniff') ({ format, body } = await sniffFormat(body))
+
+      const reader = new BookImport(body, format)
+      const batches: NewBook[][] = []
+      try {
+        // Read and checked in full before the transaction opens: a slow client never holds the store.
+        for await (const batch of reader.batches()) batches.push(batch)
+      } catch (err) {
+        if (err instanceof ImportTooLargeError) throw tooLarge()
+        throw err
+      }
+      if (reader.errors.length > 0) {
+        // Reading may have stopped before the end of the body: the connection cannot be reused.
+        return reply
+          .code(400)
+          .header('connection', 'close')
+          .send(envelope(400, 'Invalid input', { errors: reader.errors }))
+      }
+      const ids = await store.transaction(async (repositories) => {
+        const ids: number[] = []
+        for (const batch of batches) {
+          ids.push(...(await repositories.books.createMany(batch)))
+          // A turn of the event loop between batches, so that other requests are answered meanwhile.
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+        const answer = envelope(201, 'Books imported successfully', { imported: ids.length, ids })
+        await request.idempotency?.record(repositories, { status: 201, headers: {}, body: JSON.stringify(answer) })
+        return ids
+      })
+      metrics.countImportedBooks(ids.length)
+      return reply.code(201).send(envelope(201, 'Books imported successfully', { imported: ids.length, ids }))
+    },
+  )
+
+  routes.get(
+    '/books/export',
+    {
+      schema: {
+        summary: 'Export every book as a CSV or NDJSON file',
+        description: 'Streamed in id order at constant memory; what it writes, `POST /books/import` reads back.',
+        operationId: 'exportBooks',
+        tags: ['Books'],
+        security,
+        querystring: ExportQuery,
+        response: { ...exportAnswers, 401: failures.tokenRefused },
+      },
+      config: { invalidInputMessage: 'Invalid input' },
+    },
+    async (request, reply) => {
+      const file = FILES[request.query.format ?? 'csv']
+      // The first page is read before answering, so that an unreachable store is a 503, not a cut file.
+      const first = await store.books.list(0, EXPORT_PAGE)
+      async function* pages(): AsyncGenerator<Book[]> {
+        let page = first
+        yield page
+        while (page.length === EXPORT_PAGE) {
+          page = await store.books.list(page.at(-1)!.id, EXPORT_PAGE)
+          yield page
+        }
+      }
+      return (reply as FastifyReply)
+        .type(file.type)
+        .header('content-disposition', `attachment; filename="${file.name}"`)
+        .header('cache-control', 'no-store')
+        .send(file.write(pages()))
+    },
+  )
+}

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict'
+import { connect, type Socket } from 'node:net'
+import { test } from 'node:test'
+import type { BookRepository, Store } from '../../src/store/store.ts'
+import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { buildTestApp, issueToken, listenOnLoopback } from '../helpers.ts'
+
+const PAGES = 40
+const PAGE = 1000
+const HEALTHZ = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'
+
+/** Resolves with the next complete answer of /healthz on a kept-alive socket. */
+function nextAnswer(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    let text = ''
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString()
+      if (text.includes('"message":"OK"')) {
+        socket.off('data', onData)
+        resolve()
+      }
+    }
+    socket.on('data', onData)
+  })
+}
+
+test('other requests are answered between the pages of a long unpaged GET /books', async (t) => {
+  let pagesRead = 0
+  let onFirstPage = () => {}
+  // A store whose list runs to 40 pages of 1000 books, each page read synchronously as SQLite does.
+  const real = new SqliteBookStore({ path: ':memory:' })
+  const books: BookRepository = {
+    ...real.books,
+    async listJson(after) {
+      pagesRead++
+      if (pagesRead === 1) onFirstPage()
+      if (pagesRead > PAGES) return { json: '[]', count: 0, lastId: undefined }
+      const page = Array.from({ length: PAGE }, (_, i) => ({ id: after + i + 1, title: 'T', author: 'A', year: 2000 }))
+      return { json: JSON.stringify(page), count: PAGE, lastId: after + PAGE }
+    },
+  }
+  const store = new Proxy(real, {
+    get(target, name) {
+      if (name === 'books') return books
+      // Bound to the store itself: its methods use private fields, which a proxy does not have.
+      const value: unknown = Reflect.get(target, name)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  }) as Store
+  const app = await buildTestApp({}, { store })
+  t.after(() => app.close())
+  const port = await listenOnLoopback(app)
+  const token = await issueToken(app)
+
+  const probe = connect({ port, host: '127.0.0.1' })
+  t.after(() => probe.destroy())
+  const ready = nextAnswer(probe)
+  probe.write(HEALTHZ)
+  await ready
+
+  // As soon as the list has read its first page, ask for /healthz on the open connection.
+  let pagesWhenAnswered = -1
+  onFirstPage = () => {
+    nextAnswer(probe).then(() => (pagesWhenAnswered = pagesRead))
+    probe.write(HEALTHZ)
+  }
+  const list = await fetch(`http://127.0.0.1:${port}/books`, { headers: { authorization: token } })
+  const body = (await list.json()) as { data: unknown[] }
+  assert.equal(body.data.length, PAGES * PAGE)
+  assert.ok(pagesWhenAnswered > 0, '/healthz was answered while the list streamed')
+  assert.ok(pagesWhenAnswered <= 4, `/healthz waited for ${pagesWhenAnswered} of ${PAGES} pages`)
+})

@@ -1,0 +1,25 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after } from 'node:test'
+
+const made = new Set<string>()
+
+// Registered when the test file first imports this module, so it runs once that file's tests are done.
+after(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true })
+  made.clear()
+})
+
+/** A new empty directory under the system's temporary folder, removed when the test file ends. */
+export function temporaryDirectory(prefix = 'books-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  made.add(dir)
+  return dir
+}
+
+/** Removes `dir` now rather than at the end of the file. */
+export function removeDirectory(dir: string): void {
+  rmSync(dir, { recursive: true, force: true })
+  made.delete(dir)
+}
