@@ -4,6 +4,14 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
+# The catalogue page is built with the development dependencies and only its output is kept.
+FROM node:24-bookworm-slim AS page
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY web ./web
+RUN node web/build.ts
+
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     PORT=8080 \
@@ -13,6 +21,7 @@ COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
 COPY migrations ./migrations
 COPY src ./src
+COPY --from=page /app/web/dist ./web/dist
 RUN mkdir /data && chown node:node /data
 USER node
 VOLUME /data

@@ -4,7 +4,7 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'bench/results/', 'bench/profiles/', 'coverage/'] },
+  { ignores: ['node_modules/', 'data/', 'bench/results/', 'bench/profiles/', 'coverage/', 'web/dist/', 'web/test/screenshots/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -15,6 +15,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
     },
+  },
+  {
+    // The page runs in browsers, not in Node.js.
+    files: ['web/src/**/*.ts'],
+    languageOptions: { globals: globals.browser },
   },
   prettier,
 )

@@ -17,6 +17,7 @@ import { metricsAccess } from './http/metrics-access.ts'
 import { answerNotFound, methodNotAllowed } from './http/not-found.ts'
 import { clientErrorHandler, refuseConnect, refuseUnknownExpectations } from './http/socket-answers.ts'
 import { serveOpenApi } from './http/openapi.ts'
+import { servePage } from './http/page.ts'
 import { partValidators } from './http/validation.ts'
 import { requestIdFor } from './http/request-id.ts'
 import { refuseMalformedRequestLines, REQUEST_LINE_SERVER_OPTIONS } from './http/request-line.ts'
@@ -44,6 +45,8 @@ export interface AppParts {
   metrics?: Metrics
   /** Where log lines go instead of stdout. */
   logStream?: LoggerSettings['stream']
+  /** The built catalogue page; `web/dist` by default. */
+  pageRoot?: string
   /** Whether the instance is draining for shutdown: then it is not ready. */
   lifecycle?: Pick<Lifecycle, 'draining'>
 }
@@ -111,6 +114,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(bookRoutes, { store, tokens })
   await app.register(bookTransferRoutes, { store, tokens, metrics })
   await serveApiReference(app)
+  await servePage(app, parts.pageRoot)
   await app.register(answerMissingMethods)
   return app
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { buildApp, type AppParts } from './app.ts'
 import type { Config } from './config.ts'
+import { PAGE_PATH } from './http/page.ts'
 import { closeConnectionsWhileDraining, drain, Lifecycle } from './lifecycle.ts'
 import { loggerOptions } from './observability/logger.ts'
 
@@ -36,6 +37,7 @@ export async function serve(config: Config, parts: AppParts = {}, lifecycle: Lif
   closeConnectionsWhileDraining(app.server, lifecycle)
   void drain(app, lifecycle).then((code) => process.exit(code))
 
-  await app.listen({ port: config.port, host: config.host })
+  const address = await app.listen({ port: config.port, host: config.host })
+  app.log.info(`catalogue page at ${new URL(PAGE_PATH, address)}`)
   return app
 }

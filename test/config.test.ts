@@ -264,8 +264,6 @@ describe('WORKERS', () => {
 })
 
 describe('SHUTDOWN_DELAY_MS', () => {
-  const production = { NODE_ENV: 'production', SECRET_TOKEN: 's'.repeat(32), AUTH_USERNAME: 'u', AUTH_PASSWORD: 'p' }
-
   it('is 2 s in production and 0 elsewhere by default, and any whole number of milliseconds up to 10 minutes', () => {
     assert.equal(loadConfig(production).shutdownDelayMs, 2000)
     assert.equal(loadConfig({}).shutdownDelayMs, 0)

@@ -52,6 +52,16 @@ describe('the service as npm start runs it', () => {
     }
   })
 
+  test('prints the address of the catalogue page, where / leads', async (t) => {
+    const service = await startService({ DB_URL: 'sqlite::memory:', SECRET_TOKEN: 's'.repeat(32), ...credentials })
+    t.after(() => service.stop())
+    const line = await service.waitForLine((entry) => /^catalogue page at /.test(entry.msg ?? ''))
+    assert.equal(line.msg, `catalogue page at ${service.url}/app/`)
+    const res = await fetch(`${service.url}/`, { redirect: 'manual' })
+    assert.equal(res.status, 302)
+    assert.equal(new URL(res.headers.get('location')!, service.url).href, `${service.url}/app/`)
+  })
+
   test('a write answered 2xx survives a kill -9 right after the answer', async () => {
     const dbUrl = `sqlite:${join(tempDir(), 'books.db')}`
     const env = { DB_URL: dbUrl, SECRET_TOKEN: 's'.repeat(32), ...credentials }

@@ -91,7 +91,10 @@ describe('graceful shutdown', () => {
       `serves or cleanly refuses every one of 100 requests sent over 100 ms with SIGTERM 30 ms in (WORKERS=${workers})`,
       GIVE_UP,
       async () => {
-        const service = spawnService(serviceEnv('sqlite:books.db', { SHUTDOWN_DELAY_MS: '2000', WORKERS: workers }))
+        // A hundred connections from one address: more than one address's share, which is not under test here.
+        const service = spawnService(
+          serviceEnv('sqlite:books.db', { SHUTDOWN_DELAY_MS: '2000', WORKERS: workers, MAX_CONNECTIONS_PER_ADDRESS: '1000' }),
+        )
         const port = await service.port()
         await service.waitForLine(
           () => service.lines.filter((line) => /^Server listening at /.test(line.msg ?? '')).length === Number(workers),

@@ -28,8 +28,8 @@ describe('framework errors keep the envelope', () => {
   after(() => app.close())
 
   for (const [method, url] of [
-    ['GET', '/'],
     ['GET', '/nothing'],
+    ['GET', '/index.html'],
     ['POST', '/books/1'],
     ['GET', '/book/1/extra'],
     ['GET', '/BOOKS'],

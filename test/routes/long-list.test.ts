@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { test } from 'node:test'
-import type { BookRepository, Store } from '../../src/store/store.ts'
+import type { BookPageJson, Store } from '../../src/store/store.ts'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
 import { buildTestApp, issueToken, listenOnLoopback } from '../helpers.ts'
 
@@ -29,24 +29,27 @@ test('other requests are answered between the pages of a long unpaged GET /books
   let onFirstPage = () => {}
   // A store whose list runs to 40 pages of 1000 books, each page read synchronously as SQLite does.
   const real = new SqliteBookStore({ path: ':memory:' })
-  const books: BookRepository = {
-    ...real.books,
-    async listJson(after) {
-      pagesRead++
-      if (pagesRead === 1) onFirstPage()
-      if (pagesRead > PAGES) return { json: '[]', count: 0, lastId: undefined }
-      const page = Array.from({ length: PAGE }, (_, i) => ({ id: after + i + 1, title: 'T', author: 'A', year: 2000 }))
-      return { json: JSON.stringify(page), count: PAGE, lastId: after + PAGE }
-    },
-  }
-  const store = new Proxy(real, {
+  const books = new Proxy(real.books, {
     get(target, name) {
-      if (name === 'books') return books
-      // Bound to the store itself: its methods use private fields, which a proxy does not have.
-      const value: unknown = Reflect.get(target, name)
-      return typeof value === 'function' ? value.bind(target) : value
+      if (name !== 'listJson') return Reflect.get(target, name)
+      return async (after: number): Promise<BookPageJson> => {
+        pagesRead++
+        if (pagesRead === 1) onFirstPage()
+        if (pagesRead > PAGES) return { json: '[]', count: 0, lastId: undefined }
+        const page = Array.from({ length: PAGE }, (_, i) => ({ id: after + i + 1, title: 'T', author: 'A', year: 2000 }))
+        return { json: JSON.stringify(page), count: PAGE, lastId: after + PAGE }
+      }
     },
-  }) as Store
+  })
+  // Bound to the store itself: its methods use private fields, which a copy does not have.
+  const store: Store = {
+    books,
+    loginFailures: real.loginFailures,
+    idempotencyKeys: real.idempotencyKeys,
+    transaction: real.transaction.bind(real),
+    ping: real.ping.bind(real),
+    close: real.close.bind(real),
+  }
   const app = await buildTestApp({}, { store })
   t.after(() => app.close())
   const port = await listenOnLoopback(app)

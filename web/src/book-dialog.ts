@@ -1,0 +1,148 @@
+import { ApiError, type Api, type Book } from './api.ts'
+import { checkBook, type FieldErrors, type FieldName } from './book-rules.ts'
+import { h, uniqueId } from './dom.ts'
+import { createMessages, describeError } from './messages.ts'
+import { openModal } from './modal.ts'
+
+export interface BookDialogEvents {
+  /** The book as stored after "Save". */
+  saved(book: Book, created: boolean): void
+  /** The book as it is now, after someone else changed it. */
+  changed(book: Book): void
+  /** The book was deleted by someone else. */
+  gone(id: number): void
+}
+
+interface Field {
+  input: HTMLInputElement
+  error: HTMLParagraphElement
+  wrapper: HTMLDivElement
+}
+
+function field(name: FieldName, label: string, value: string, extra: Record<string, string> = {}): Field {
+  const id = uniqueId(`book-${name}`)
+  const errorId = `${id}-error`
+  const input = h('input', { id, name, value, 'aria-describedby': errorId, autocomplete: 'off', ...extra })
+  input.value = value
+  const error = h('p', { id: errorId, class: 'field-error', role: 'alert' })
+  return { input, error, wrapper: h('div', { class: 'field' }, h('label', { for: id }, label), input, error) }
+}
+
+/**
+ * The form to add a book (`existing` undefined) or to edit one. Edits carry the book's ETag in
+ * `If-Match`: when someone else changed the book meanwhile, nothing is overwritten and the form
+ * shows the book's current values.
+ */
+export function openBookDialog(
+  host: HTMLElement,
+  api: Api,
+  existing: { book: Book; etag: string | undefined } | undefined,
+  events: BookDialogEvents,
+): void {
+  const headingId = uniqueId('book-heading')
+  const messages = createMessages()
+  const current = existing?.book
+  let etag = existing?.etag
+  let deleted = false
+  const fields: Record<FieldName, Field> = {
+    title: field('title', 'Title', current?.title ?? '', { maxlength: '500' }),
+    author: field('author', 'Author', current?.author ?? '', { maxlength: '500' }),
+    year: field('year', 'Year', current === undefined ? '' : String(current.year), { inputmode: 'numeric', class: 'year' }),
+  }
+  const conflict = h('div', { class: 'conflict' })
+  const save = h('button', { type: 'submit', class: 'primary' }, 'Save')
+  const cancel = h('button', { type: 'button' }, 'Cancel')
+  const form = h(
+    'form',
+    { novalidate: true, method: 'dialog' },
+    h('h2', { id: headingId }, current === undefined ? 'Add a book' : 'Edit book'),
+    messages.element,
+    conflict,
+    fields.title.wrapper,
+    fields.author.wrapper,
+    fields.year.wrapper,
+    h('div', { class: 'buttons' }, save, cancel),
+  )
+  const dialog = openModal(host, headingId, form)
+  cancel.addEventListener('click', () => dialog.close())
+
+  const showErrors = (errors: FieldErrors) => {
+    for (const [name, { input, error }] of Object.entries(fields) as [FieldName, Field][]) {
+      error.textContent = errors[name] ?? ''
+      if (errors[name]) input.setAttribute('aria-invalid', 'true')
+      else input.removeAttribute('aria-invalid')
+    }
+  }
+
+  const showConflict = (book: Book) => {
+    conflict.replaceChildren(
+      h('p', {}, 'Its values now:'),
+      h(
+        'dl',
+        {},
+        h('dt', {}, 'Title'),
+        h('dd', {}, book.title),
+        h('dt', {}, 'Author'),
+        h('dd', {}, book.author),
+        h('dt', {}, 'Year'),
+        h('dd', {}, book.year),
+      ),
+      h('p', {}, 'Your changes are still in the form: Save again to replace these values with them, or Cancel to keep them.'),
+    )
+  }
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault()
+    messages.clear()
+    const checked = checkBook({ title: fields.title.input.value, author: fields.author.input.value, year: fields.year.input.value })
+    if ('errors' in checked) {
+      showErrors(checked.errors)
+      const first = (Object.keys(fields) as FieldName[]).find((name) => checked.errors[name])
+      if (first) fields[first].input.focus()
+      return
+    }
+    showErrors({})
+    save.disabled = true
+    try {
+      if (current === undefined) {
+        events.saved(await api.createBook(checked.book), true)
+      } else {
+        const updated = await api.updateBook(current.id, checked.book, etag)
+        events.saved(updated.book, false)
+      }
+      dialog.close()
+    } catch (err) {
+      await explain(err)
+    } finally {
+      save.disabled = deleted
+    }
+  })
+
+  async function explain(err: unknown): Promise<void> {
+    if (!(err instanceof ApiError) || current === undefined || (err.status !== 412 && err.status !== 404)) {
+      messages.error(describeError(err))
+      return
+    }
+    if (err.status === 412) {
+      try {
+        const now = await api.getBook(current.id)
+        etag = now.etag
+        showConflict(now.book)
+        events.changed(now.book)
+        messages.error('This book was changed meanwhile. Nothing was saved; its current values are shown.')
+        return
+      } catch (again) {
+        if (!(again instanceof ApiError && again.status === 404)) {
+          messages.error(describeError(again))
+          return
+        }
+      }
+    }
+    events.gone(current.id)
+    conflict.replaceChildren()
+    deleted = true
+    messages.error('This book was deleted by someone else meanwhile, so it cannot be saved.')
+  }
+
+  fields.title.input.focus()
+}

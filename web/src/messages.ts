@@ -1,0 +1,71 @@
+import { ApiError, NetworkError } from './api.ts'
+import { h } from './dom.ts'
+
+/** "90 seconds", "2 minutes", "15 minutes". */
+export function duration(seconds: number): string {
+  if (seconds < 120) return `${seconds} second${seconds === 1 ? '' : 's'}`
+  return `${Math.ceil(seconds / 60)} minutes`
+}
+
+/** What went wrong, in words a person can act on. */
+export function describeError(err: unknown): string {
+  if (err instanceof NetworkError) return 'The service cannot be reached. Check the network connection, then retry.'
+  if (!(err instanceof ApiError)) return 'Something went wrong in this page. Reload it and try again.'
+  const wait = err.retryAfter === undefined ? '' : ` Try again in ${duration(err.retryAfter)}.`
+  switch (err.status) {
+    case 503:
+      return `The catalogue is unavailable right now: its store is not answering.${wait || ' Try again shortly.'}`
+    case 429:
+      return `Too many failed sign-ins from this address.${wait || ' Wait a while before trying again.'}`
+    case 404:
+      return 'This book no longer exists: it was deleted meanwhile.'
+    case 400:
+      return `The service refused the request: ${err.message}.`
+    default:
+      return `The service answered ${err.status}: ${err.message}.`
+  }
+}
+
+export interface Messages {
+  element: HTMLElement
+  /** An error, with a button that tries again when `retry` is given. */
+  error(text: string, retry?: () => void): void
+  notice(text: string): void
+  clear(): void
+}
+
+/**
+ * The live regions: errors with role `alert`, other notices with role `status`. Both exist
+ * from the start, empty, so that screen readers announce what is written into them.
+ */
+export function createMessages(): Messages {
+  const alert = h('div', { role: 'alert', class: 'alert' })
+  const status = h('p', { role: 'status', class: 'status' })
+  const clearError = () => {
+    alert.replaceChildren()
+    alert.classList.remove('shown')
+  }
+  return {
+    element: h('div', { class: 'messages' }, alert, status),
+    error(text, retry) {
+      const children: Node[] = [h('p', {}, text)]
+      if (retry) {
+        const button = h('button', { type: 'button' }, 'Retry')
+        button.addEventListener('click', () => {
+          clearError()
+          retry()
+        })
+        children.push(button)
+      }
+      alert.replaceChildren(...children)
+      alert.classList.add('shown')
+    },
+    notice(text) {
+      status.textContent = text
+    },
+    clear() {
+      clearError()
+      status.textContent = ''
+    },
+  }
+}

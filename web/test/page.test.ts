@@ -1,0 +1,566 @@
+/**
+ * The catalogue page in Debian's Chromium against a real service process: every flow a person
+ * goes through, axe-core in each state, and screenshots at desktop and phone width.
+ */
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { after, before, describe, it, type TestContext } from 'node:test'
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
+import { TEST_PASSWORD, TEST_USERNAME, storeEngines } from '../../test/helpers.ts'
+import { chromiumSkip, launchChromium } from '../../test/support/browser.ts'
+import { call, login, serviceEnv, startService, type ListeningService } from '../../test/support/service.ts'
+import { startTcpProxy } from '../../test/support/tcp-proxy.ts'
+import { createTestSchema } from '../../test/support/postgres.ts'
+
+const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url))
+const BUILT = fileURLToPath(new URL('../dist/index.html', import.meta.url))
+const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+const DESKTOP = { width: 1280, height: 860 }
+const PHONE = { width: 375, height: 740 }
+const HOSTILE_TITLE = '<img src=x onerror="document.body.dataset.pwned=1">'
+const HOSTILE_AUTHOR = '<script>document.body.dataset.pwned=1</script> & "Co"'
+
+const skip = chromiumSkip || (existsSync(BUILT) ? false : `SKIPPED: the page is not built (run "npm run build:web")`)
+const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
+
+interface Book {
+  id: number
+  title: string
+  author: string
+  year: number
+}
+
+let browser: Browser
+let closeBrowser: (() => Promise<void>) | undefined
+
+/** A service of the test's own, with a fresh SQLite file, stopped when the test ends. */
+async function serviceFor(t: TestContext, env: Record<string, string> = {}): Promise<ListeningService> {
+  const service = await startService(serviceEnv('sqlite:books.db', env))
+  t.after(() => service.stop())
+  return service
+}
+
+async function seed(service: ListeningService, books: Omit<Book, 'id'>[]): Promise<Book[]> {
+  const token = await login(service)
+  const created: Book[] = []
+  for (const book of books) {
+    const answer = await call(service, 'POST', '/book', { token, body: book })
+    assert.equal(answer.status, 201)
+    created.push(answer.body.data)
+  }
+  return created
+}
+
+/**
+ * A page in a context of its own (fresh sessionStorage) that may ask nothing of any other
+ * host; any console error, CSP violation or script error fails the test when it ends.
+ */
+async function openPage(t: TestContext, service: ListeningService, options: BrowserContextOptions = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: DESKTOP, ...options })
+  const page = await context.newPage()
+  const problems: string[] = []
+  const elsewhere: string[] = []
+  page.on('console', (message) => {
+    // A request the test made fail on purpose is reported by the browser, not by the page.
+    if (message.type() === 'error' && !/Failed to load resource|ERR_INTERNET_DISCONNECTED/.test(message.text()))
+      problems.push(message.text())
+  })
+  page.on('pageerror', (err) => problems.push(err.message))
+  // The API's errors are part of the flows; anything else that fails (an asset, an icon) is not.
+  page.on('response', (response) => {
+    const { pathname } = new URL(response.url())
+    if (response.status() >= 400 && !/^\/(token|books?)(\/|$)/.test(pathname)) problems.push(`${response.status()} for ${pathname}`)
+  })
+  page.on('dialog', (dialog) => problems.push(`a native ${dialog.type()} dialog opened: ${dialog.message()}`))
+  await context.route('**/*', (route) => {
+    const url = route.request().url()
+    if (url.startsWith(`${service.url}/`)) return route.continue()
+    elsewhere.push(url)
+    return route.abort()
+  })
+  t.after(async () => {
+    await context.close()
+    assert.deepEqual(elsewhere, [], 'the page asked another host')
+    assert.deepEqual(problems, [], 'the page reported errors')
+  })
+  await page.goto(`${service.url}/`)
+  return page
+}
+
+async function signIn(page: Page, password = TEST_PASSWORD): Promise<void> {
+  await page.getByLabel('Username').fill(TEST_USERNAME)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+}
+
+async function signedIn(page: Page): Promise<void> {
+  await signIn(page)
+  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+}
+
+/** No serious or critical accessibility violation in the page as it is now. */
+async function assertAccessible(page: Page, state: string): Promise<void> {
+  await page.evaluate(AXE_SOURCE)
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: unknown }[] }[] }> }
+      }
+    ).axe
+    const result = await axe.run()
+    return result.violations
+      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+      .map(
+        (violation) =>
+          `${violation.id} (${violation.impact}): ${violation.help} at ${JSON.stringify(violation.nodes.map((node) => node.target))}`,
+      )
+  })
+  assert.deepEqual(violations, [], `axe-core found violations in the state "${state}"`)
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true })
+  await page.evaluate(() => window.scrollTo(0, 0))
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) })
+}
+
+async function assertNoSidewaysScroll(page: Page): Promise<void> {
+  const { scrollWidth, clientWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    clientWidth: document.documentElement.clientWidth,
+  }))
+  assert.ok(scrollWidth <= clientWidth, `the page scrolls sideways: ${scrollWidth} px wide in ${clientWidth} px`)
+}
+
+function rows(page: Page) {
+  return page.getByRole('table').getByRole('row')
+}
+
+/** The titles in the table, top to bottom. */
+async function shownTitles(page: Page): Promise<string[]> {
+  return page.locator('tbody td.col-title').allTextContents()
+}
+
+/** Waits until the table shows exactly `expected`, top to bottom. */
+async function waitForTitles(page: Page, expected: string[]): Promise<void> {
+  await page.waitForFunction(
+    (titles) =>
+      JSON.stringify([...document.querySelectorAll('tbody td.col-title')].map((cell) => cell.textContent)) === JSON.stringify(titles),
+    expected,
+  )
+}
+
+function books(count: number, make: (n: number) => Omit<Book, 'id'>): Omit<Book, 'id'>[] {
+  return Array.from({ length: count }, (_, n) => make(n + 1))
+}
+
+/** Whether the service answers CONTRACT section 9 ("Finding books"); until then sorting and searching are skipped. */
+async function findsBooks(service: ListeningService): Promise<boolean> {
+  const token = await login(service)
+  const answer = await call(service, 'GET', '/books?sort=-id&limit=1&count=true', { token })
+  return answer.headers.get('x-total-count') !== null
+}
+
+describe('the catalogue page in a browser', { skip, timeout: 180_000 }, () => {
+  before(async () => {
+    ;({ browser, close: closeBrowser } = await launchChromium())
+  })
+  after(() => closeBrowser?.())
+
+  it('opens at /, refuses a wrong password, signs in to an empty catalogue and signs out', async (t) => {
+    const service = await serviceFor(t)
+    const page = await openPage(t, service)
+    assert.equal(new URL(page.url()).pathname, '/app/')
+    await page.getByLabel('Username').waitFor()
+    await assertAccessible(page, 'sign-in form')
+    await screenshot(page, 'sign-in-desktop')
+
+    await signIn(page, 'wrong password')
+    await page.getByRole('alert').filter({ hasText: 'Wrong username or password.' }).waitFor()
+    await assertAccessible(page, 'wrong password')
+
+    await signedIn(page)
+    await page.getByRole('status').filter({ hasText: 'The catalogue is empty. Add the first book with “Add book”.' }).waitFor()
+    assert.equal(await page.getByRole('table').isVisible(), false)
+    await assertAccessible(page, 'empty catalogue')
+    await screenshot(page, 'empty-desktop')
+
+    const token = await page.evaluate(() => sessionStorage.getItem('book-catalogue.token'))
+    assert.ok(token && token.split('.').length === 3, 'the token is kept in sessionStorage')
+    assert.equal(await page.evaluate(() => localStorage.length), 0, 'nothing is kept in localStorage')
+
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByRole('status').filter({ hasText: 'You have signed out.' }).waitFor()
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('book-catalogue.token')), null)
+  })
+
+  it('browses the books in a table, loads more, and stays narrow at 375 px', async (t) => {
+    const service = await serviceFor(t)
+    await seed(
+      service,
+      books(110, (n) => ({ title: `Book ${String(n).padStart(3, '0')}`, author: `Author ${n % 7}`, year: 1900 + n })),
+    )
+    const page = await openPage(t, service)
+    await signedIn(page)
+    const table = page.getByRole('table')
+    for (const name of ['Title', 'Author', 'Year']) await table.getByRole('columnheader', { name, exact: true }).waitFor()
+    await page.getByRole('button', { name: 'Edit Book 050', exact: true }).waitFor()
+    assert.equal(await rows(page).count(), 51, 'a header row and the first 50 books')
+    await page.getByText(/^(110 books in the catalogue; showing 50|Showing 50 books; more to load)$/).waitFor()
+    await assertAccessible(page, 'first page of books')
+    await screenshot(page, 'books-desktop')
+
+    // Scrolling near the end of the table loads the next page.
+    await page.getByRole('button', { name: 'Edit Book 050', exact: true }).scrollIntoViewIfNeeded()
+    await page.getByRole('button', { name: 'Edit Book 100', exact: true }).waitFor()
+    assert.equal(await rows(page).count(), 101)
+
+    // So does the button, for the keyboard: its focus goes to the first book of the last page.
+    await page.getByRole('button', { name: 'Load more' }).focus()
+    await page.keyboard.press('Enter')
+    await page.getByRole('button', { name: 'Edit Book 110', exact: true }).waitFor()
+    assert.equal(await rows(page).count(), 111)
+    assert.equal(await page.getByRole('button', { name: 'Load more' }).count(), 0)
+    const expected = Array.from({ length: 110 }, (_, n) => `Book ${String(n + 1).padStart(3, '0')}`)
+    assert.deepEqual(await shownTitles(page), expected, 'no book twice, none skipped')
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Edit Book 101')
+
+    await page.setViewportSize(PHONE)
+    await assertNoSidewaysScroll(page)
+    await assertAccessible(page, 'every book at 375 px')
+    await screenshot(page, 'books-phone')
+  })
+
+  it('sorts by a column header, and searches as the person types with author and year filters', async (t) => {
+    const service = await serviceFor(t)
+    if (!(await findsBooks(service))) {
+      t.skip('SKIPPED: the service does not implement CONTRACT section 9 ("Finding books") yet')
+      return
+    }
+    await seed(service, [
+      { title: 'Dune', author: 'Frank Herbert', year: 1965 },
+      { title: 'Carrie', author: 'Stephen King', year: 1974 },
+      { title: 'The Poisonwood Bible', author: 'Barbara Kingsolver', year: 1998 },
+      { title: 'Harry Potter and the Sorcerer’s Stone', author: 'J. K. Rowling', year: 1997 },
+      { title: 'Cien años de soledad', author: 'Gabriel García Márquez', year: 1967 },
+    ])
+    const page = await openPage(t, service)
+    await signedIn(page)
+    await page.getByText('5 books in the catalogue').waitFor()
+
+    const title = page.getByRole('columnheader', { name: 'Title', exact: true })
+    await title.getByRole('button').click()
+    await page.waitForFunction(() => document.querySelector('th[aria-sort="ascending"]') !== null)
+    assert.deepEqual(await shownTitles(page), [
+      'Carrie',
+      'Cien años de soledad',
+      'Dune',
+      'Harry Potter and the Sorcerer’s Stone',
+      'The Poisonwood Bible',
+    ])
+    await title.getByRole('button').click()
+    await page.waitForFunction(() => document.querySelector('th[aria-sort="descending"]') !== null)
+    assert.equal((await shownTitles(page))[0], 'The Poisonwood Bible')
+    const year = page.getByRole('columnheader', { name: 'Year', exact: true })
+    await year.getByRole('button').click()
+    await page.waitForFunction(() => document.querySelector('th.col-year[aria-sort="ascending"]') !== null)
+    assert.deepEqual(await page.locator('tbody td.col-year').allTextContents(), ['1965', '1967', '1974', '1997', '1998'])
+    await assertAccessible(page, 'sorted by year')
+
+    // Typed one key at a time, as a person does; the page waits for a pause before it asks.
+    await page.getByLabel('Search').pressSequentially('harr pott', { delay: 20 })
+    await page.getByText('1 book match').waitFor()
+    assert.deepEqual(await shownTitles(page), ['Harry Potter and the Sorcerer’s Stone'])
+    await page.getByLabel('Search').fill('garcia')
+    // The count reads the same as for the search before: wait for the book itself.
+    await waitForTitles(page, ['Cien años de soledad'])
+    await page.getByText('1 book match').waitFor()
+    await page.getByLabel('Search').fill('')
+
+    await page.getByLabel('Filter by author').fill('king')
+    await page.getByText('2 books match').waitFor()
+    await page.getByLabel('From year').fill('1990')
+    await page.getByText('1 book match').waitFor()
+    assert.deepEqual(await shownTitles(page), ['The Poisonwood Bible'])
+    await page.getByLabel('To year').fill('1980')
+    await page.getByRole('alert').filter({ hasText: 'The “To year” must not be before the “From year”.' }).waitFor()
+    await page.getByLabel('To year').fill('1999')
+    await page.getByLabel('Search').fill('nothing like this')
+    await page.getByText('No books match this search.').waitFor()
+    await assertAccessible(page, 'no match')
+    await screenshot(page, 'no-match-desktop')
+  })
+
+  it('adds a book with the keyboard alone, checking the API rules in the page first', async (t) => {
+    const service = await serviceFor(t)
+    const page = await openPage(t, service)
+    await signedIn(page)
+    await page.getByText('The catalogue is empty.', { exact: false }).waitFor()
+
+    await page.getByLabel('To year').focus()
+    await page.keyboard.press('Tab')
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Add book')
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)
+    await page.keyboard.press('Enter')
+    const dialog = page.getByRole('dialog', { name: 'Add a book' })
+    await dialog.waitFor()
+    // The first field has the focus; Tab walks the form.
+    await page.keyboard.type('   ')
+    await page.keyboard.press('Tab')
+    await page.keyboard.type('Frank Herbert')
+    await page.keyboard.press('Tab')
+    await page.keyboard.type('19650')
+    await page.keyboard.press('Enter')
+    await dialog.getByText('Title is required.').waitFor()
+    await dialog.getByText('Year must be between -9999 and 9999.').waitFor()
+    assert.equal(await dialog.getByLabel('Title').getAttribute('aria-invalid'), 'true')
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute('name')),
+      'title',
+      'the focus goes to the first wrong field',
+    )
+    await assertAccessible(page, 'add form with errors')
+    await screenshot(page, 'add-errors-desktop')
+
+    await page.keyboard.press('ControlOrMeta+A')
+    await page.keyboard.type('Dune')
+    await dialog.getByLabel('Year', { exact: true }).fill('1965')
+    await dialog.getByLabel('Year', { exact: true }).press('Enter')
+    await page.getByRole('status').filter({ hasText: 'Added “Dune”.' }).waitFor()
+    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
+    assert.equal(await dialog.count(), 0)
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Add book', 'the focus returns to the button')
+    assert.notEqual(outline, 'none', 'the focused button shows where the focus is')
+
+    const token = await login(service)
+    const stored = await call(service, 'GET', '/books', { token })
+    assert.deepEqual(
+      stored.body.data.map(({ title, author, year }: Book) => ({ title, author, year })),
+      [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }],
+    )
+  })
+
+  it('edits a book, and on a conflicting change shows the current values and overwrites nothing', async (t) => {
+    const service = await serviceFor(t)
+    const [dune] = await seed(service, [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
+    const page = await openPage(t, service)
+    await signedIn(page)
+
+    await page.getByRole('button', { name: 'Edit Dune', exact: true }).click()
+    let dialog = page.getByRole('dialog', { name: 'Edit book' })
+    assert.equal(await dialog.getByLabel('Title').inputValue(), 'Dune')
+    await dialog.getByLabel('Title').fill('Dune Messiah')
+    await dialog.getByLabel('Year', { exact: true }).fill('1969')
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').filter({ hasText: 'Saved “Dune Messiah”.' }).waitFor()
+    await page.getByRole('cell', { name: 'Dune Messiah', exact: true }).waitFor()
+
+    await page.getByRole('button', { name: 'Edit Dune Messiah', exact: true }).click()
+    dialog = page.getByRole('dialog', { name: 'Edit book' })
+    await dialog.getByLabel('Title').waitFor()
+    // Someone else changes the book while the form is open.
+    const token = await login(service)
+    assert.equal((await call(service, 'PUT', `/book/${dune!.id}`, { token, body: { author: 'F. Herbert' } })).status, 200)
+    await dialog.getByLabel('Title').fill('Children of Dune')
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await dialog.getByRole('alert').filter({ hasText: 'This book was changed meanwhile. Nothing was saved' }).waitFor()
+    await dialog.getByText('F. Herbert').waitFor()
+    assert.equal(await dialog.getByLabel('Title').inputValue(), 'Children of Dune', 'the person’s changes stay in the form')
+    assert.deepEqual((await call(service, 'GET', `/book/${dune!.id}`, { token })).body.data, {
+      id: dune!.id,
+      title: 'Dune Messiah',
+      author: 'F. Herbert',
+      year: 1969,
+    })
+    await page.getByRole('cell', { name: 'F. Herbert', exact: true }).waitFor({ state: 'attached' })
+    await assertAccessible(page, 'edit conflict')
+    await screenshot(page, 'conflict-desktop')
+    await page.setViewportSize(PHONE)
+    await screenshot(page, 'conflict-phone')
+    await page.setViewportSize(DESKTOP)
+
+    // Saving again, knowingly, replaces the current values.
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').filter({ hasText: 'Saved “Children of Dune”.' }).waitFor()
+    assert.equal((await call(service, 'GET', `/book/${dune!.id}`, { token })).body.data.title, 'Children of Dune')
+  })
+
+  it('deletes a book only after the confirmation dialog', async (t) => {
+    const service = await serviceFor(t)
+    const [dune] = await seed(service, [
+      { title: 'Dune', author: 'Frank Herbert', year: 1965 },
+      { title: 'Emma', author: 'Jane Austen', year: 1815 },
+    ])
+    const page = await openPage(t, service)
+    await signedIn(page)
+
+    await page.getByRole('button', { name: 'Delete Dune', exact: true }).click()
+    let dialog = page.getByRole('dialog')
+    await dialog.getByText('Delete this book?').waitFor()
+    await assertAccessible(page, 'delete confirmation')
+    await screenshot(page, 'delete-dialog-desktop')
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'detached' })
+    assert.equal(await page.getByRole('cell', { name: 'Dune', exact: true }).count(), 1, 'Escape deletes nothing')
+
+    await page.getByRole('button', { name: 'Delete Dune', exact: true }).click()
+    dialog = page.getByRole('dialog')
+    await dialog.getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('status').filter({ hasText: 'Deleted “Dune”.' }).waitFor()
+    assert.equal(await page.getByRole('cell', { name: 'Dune', exact: true }).count(), 0)
+    assert.deepEqual(await shownTitles(page), ['Emma'])
+    const token = await login(service)
+    assert.equal((await call(service, 'GET', `/book/${dune!.id}`, { token })).status, 404)
+  })
+
+  it('shows hostile titles and authors as text, without running them', async (t) => {
+    const service = await serviceFor(t)
+    await seed(service, [
+      { title: HOSTILE_TITLE, author: HOSTILE_AUTHOR, year: 1 },
+      { title: 'A title long enough to wrap over several lines of a narrow screen, as real titles do', author: 'Anonymous', year: -450 },
+    ])
+    // In the dark colour scheme, so axe-core checks its contrast too.
+    const page = await openPage(t, service, { colorScheme: 'dark' })
+    await signedIn(page)
+    await page.getByRole('cell', { name: HOSTILE_TITLE, exact: true }).waitFor()
+    await page.getByRole('cell', { name: HOSTILE_AUTHOR, exact: true }).waitFor()
+    assert.equal(await page.locator('main img, main script').count(), 0)
+    await page.getByRole('button', { name: `Edit ${HOSTILE_TITLE}`, exact: true }).click()
+    assert.equal(await page.getByRole('dialog').getByLabel('Title').inputValue(), HOSTILE_TITLE)
+    await page.keyboard.press('Escape')
+    await page.getByRole('button', { name: `Delete ${HOSTILE_TITLE}`, exact: true }).click()
+    await page.getByRole('dialog').getByText(HOSTILE_TITLE).waitFor()
+    await page.keyboard.press('Escape')
+    assert.equal(await page.evaluate(() => document.body.dataset.pwned), undefined)
+    await assertAccessible(page, 'hostile titles, dark')
+    await screenshot(page, 'hostile-dark-desktop')
+    await page.setViewportSize(PHONE)
+    await assertNoSidewaysScroll(page)
+    await assertAccessible(page, 'hostile titles, dark, 375 px')
+    await screenshot(page, 'hostile-dark-phone')
+  })
+
+  it('signs out when the session expires, and says why', async (t) => {
+    const service = await serviceFor(t)
+    await seed(service, [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
+    const page = await openPage(t, service)
+    await page.clock.install()
+    await page.reload()
+    await signedIn(page)
+    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
+    await page.clock.fastForward('15:01')
+    await page.getByRole('alert').filter({ hasText: 'Your session expired' }).waitFor()
+    await page.getByLabel('Username').waitFor()
+    assert.equal(await page.getByRole('table').count(), 0)
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('book-catalogue.token')), null)
+    await assertAccessible(page, 'session expired')
+  })
+
+  it('signs out and says why when the service refuses the token', async (t) => {
+    const service = await serviceFor(t)
+    const page = await openPage(t, service)
+    await signedIn(page)
+    await page.getByText('The catalogue is empty.', { exact: false }).waitFor()
+    // A token the service no longer accepts, as after a restart with a new secret.
+    const token = await page.evaluate(() => sessionStorage.getItem('book-catalogue.token')!)
+    await page.evaluate((forged) => sessionStorage.setItem('book-catalogue.token', forged), `${token.slice(0, -4)}AAAA`)
+    await page.reload()
+    await page.getByRole('alert').filter({ hasText: 'The service no longer accepts your session' }).waitFor()
+    await page.getByLabel('Username').waitFor()
+  })
+
+  it('shows how long to wait after too many failed sign-ins', async (t) => {
+    const service = await serviceFor(t)
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const answer = await call(service, 'POST', '/token', { body: { username: TEST_USERNAME, password: 'guess' } })
+      assert.equal(answer.status, 401)
+    }
+    const page = await openPage(t, service)
+    await signIn(page)
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^Too many failed sign-ins from this address\. Try again in (1[0-5]) minutes\.$/ })
+      .waitFor()
+    await assertAccessible(page, 'too many sign-ins')
+    await page.setViewportSize(PHONE)
+    await assertNoSidewaysScroll(page)
+    await screenshot(page, 'too-many-phone')
+  })
+
+  it('says when the network is lost, and loads again when it is back', async (t) => {
+    const service = await serviceFor(t)
+    await seed(service, [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
+    const page = await openPage(t, service)
+    await signedIn(page)
+    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
+
+    await page.context().setOffline(true)
+    await page.getByLabel('Search').fill('dune')
+    const lost = page.getByRole('alert').filter({ hasText: 'The service cannot be reached.' })
+    await lost.waitFor()
+    await lost.getByRole('button', { name: 'Retry' }).waitFor()
+    await assertAccessible(page, 'network lost')
+    await screenshot(page, 'network-lost-desktop')
+    await page.setViewportSize(PHONE)
+    await assertNoSidewaysScroll(page)
+    await screenshot(page, 'network-lost-phone')
+
+    await page.context().setOffline(false)
+    // Back online, the page tries again by itself.
+    await lost.waitFor({ state: 'detached' })
+    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
+
+    // And the Retry button tries again when asked.
+    await page.route('**/books?*', (route) => route.abort('internetdisconnected'))
+    await page.getByLabel('Search').fill('dun')
+    await lost.getByRole('button', { name: 'Retry' }).waitFor()
+    await page.unroute('**/books?*')
+    await lost.getByRole('button', { name: 'Retry' }).click()
+    await lost.waitFor({ state: 'detached' })
+    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
+  })
+
+  it('says when the store is unavailable (503), and retries', { skip: postgres.skip }, async (t) => {
+    const schema = await createTestSchema()
+    t.after(() => schema.drop())
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 })
+    t.after(() => proxy.close())
+    const url = new URL(schema.url)
+    url.port = String(proxy.port)
+    const service = await startService(serviceEnv(url.toString(), { DB_CONNECT_TIMEOUT_MS: '500', DB_QUERY_TIMEOUT_MS: '1000' }))
+    t.after(() => service.stop())
+    await seed(service, [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
+    const page = await openPage(t, service)
+    await signedIn(page)
+    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
+
+    await proxy.down()
+    await page.getByLabel('Search').fill('dune')
+    const unavailable = page
+      .getByRole('alert')
+      .filter({ hasText: 'The catalogue is unavailable right now: its store is not answering. Try again in 5 seconds.' })
+    await unavailable.waitFor()
+    await assertAccessible(page, 'store unavailable')
+    await screenshot(page, 'unavailable-desktop')
+
+    await proxy.restore()
+    // The service finds its store again by itself; the person then asks again.
+    await waitUntilReady(service)
+    await unavailable.getByRole('button', { name: 'Retry' }).click()
+    await unavailable.waitFor({ state: 'detached' })
+    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
+  })
+})
+
+/** Polls /readyz until the store answers again, within the contract's 5 s after it is back. */
+async function waitUntilReady(service: ListeningService): Promise<void> {
+  const deadline = performance.now() + 5000
+  while ((await fetch(`${service.url}/readyz`)).status !== 200) {
+    assert.ok(performance.now() < deadline, 'the service did not find its store again within 5 s')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { nextLink } from '../src/api.ts'
+import { checkBook } from '../src/book-rules.ts'
+import { EVERY_BOOK, firstPageUrl, isFiltered } from '../src/find-query.ts'
+
+const DUNE = { title: 'Dune', author: 'Frank Herbert', year: '1965' }
+
+describe('the book rules the page checks before sending (CONTRACT section 4)', () => {
+  it('accepts a valid book and sends its text exactly as typed', () => {
+    assert.deepEqual(checkBook({ ...DUNE, title: '  Dune ' }), { book: { title: '  Dune ', author: 'Frank Herbert', year: 1965 } })
+    assert.deepEqual(checkBook({ ...DUNE, year: '-9999' }), { book: { title: 'Dune', author: 'Frank Herbert', year: -9999 } })
+    assert.deepEqual(checkBook({ ...DUNE, year: ' 9999 ' }), { book: { title: 'Dune', author: 'Frank Herbert', year: 9999 } })
+  })
+
+  it('refuses blank text, naming the field', () => {
+    assert.deepEqual(checkBook({ title: ' \t', author: '', year: '1965' }), {
+      errors: { title: 'Title is required.', author: 'Author is required.' },
+    })
+  })
+
+  it('counts 500 characters, not UTF-16 units', () => {
+    assert.ok('book' in checkBook({ ...DUNE, title: '😀'.repeat(500) }))
+    assert.deepEqual(checkBook({ ...DUNE, author: 'a'.repeat(501) }), { errors: { author: 'Author must be at most 500 characters.' } })
+  })
+
+  it('refuses NUL and lone surrogates', () => {
+    assert.ok('errors' in checkBook({ ...DUNE, title: 'a\u0000b' }))
+    assert.ok('errors' in checkBook({ ...DUNE, author: 'a\ud800' }))
+  })
+
+  it('takes a whole year from -9999 to 9999 only', () => {
+    for (const year of ['', '1965.5', '1e3', 'MCMLXV', '10000', '-10000', '0x10']) {
+      assert.ok('errors' in checkBook({ ...DUNE, year }), `accepted ${JSON.stringify(year)}`)
+    }
+  })
+})
+
+describe('the query of "Finding books" (CONTRACT section 9)', () => {
+  it('asks for a counted first page of every book by default', () => {
+    assert.equal(firstPageUrl(EVERY_BOOK), '/books?limit=50&count=true')
+    assert.equal(isFiltered(EVERY_BOOK), false)
+  })
+
+  it('sends words, filters and the sort, leaving blank ones out', () => {
+    const query = { q: 'harr pott', author: ' ', yearFrom: '1990 ', yearTo: '', sort: { field: 'title' as const, descending: true } }
+    const params = new URL(firstPageUrl(query), 'http://x').searchParams
+    assert.deepEqual(Object.fromEntries(params), { q: 'harr pott', year_from: '1990', sort: '-title', limit: '50', count: 'true' })
+    assert.equal(isFiltered(query), true)
+  })
+
+  it('follows the rel="next" link of the Link header as it is', () => {
+    assert.equal(nextLink('</books?cursor=abc%3D&limit=50>; rel="next"'), '/books?cursor=abc%3D&limit=50')
+    assert.equal(nextLink('</books?limit=50&after=50>; rel="next"'), '/books?limit=50&after=50')
+    assert.equal(nextLink(null), undefined)
+    assert.equal(nextLink('</books?limit=1>; rel="prev"'), undefined)
+  })
+})
