@@ -1,19 +1,7 @@
 import assert from 'node:assert/strict'
-import { Writable } from 'node:stream'
 import { describe, it } from 'node:test'
 import { buildTestApp, dune, issueToken, TEST_PASSWORD, TEST_USERNAME, withToken } from '../helpers.ts'
-
-/** A log destination that keeps every JSON line written to it. */
-function logCollector() {
-  const lines: Record<string, unknown>[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line !== '') lines.push(JSON.parse(line))
-      done()
-    },
-  })
-  return { lines, stream, text: () => JSON.stringify(lines) }
-}
+import { logCollector } from '../support/log-collector.ts'
 
 describe('request tracing', () => {
   it('writes exactly one info line per request with method, route pattern, status, duration and request id', async () => {

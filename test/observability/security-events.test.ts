@@ -1,18 +1,7 @@
 import assert from 'node:assert/strict'
-import { Writable } from 'node:stream'
 import { describe, it } from 'node:test'
 import { buildTestApp, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
-
-function logCollector() {
-  const lines: Record<string, unknown>[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line !== '') lines.push(JSON.parse(line))
-      done()
-    },
-  })
-  return { lines, stream }
-}
+import { logCollector } from '../support/log-collector.ts'
 
 const WARN = 40
 
