@@ -243,6 +243,20 @@ for (const engine of storeEngines) {
       ])
     })
 
+    it('keeps the search columns of books created and changed together, each by its own changes', async () => {
+      const [a, b] = await Promise.all([store.books.create(dune), store.books.create(catalogue[1]!)])
+      await Promise.all([
+        store.books.update(a!.id, { title: 'Dune Messiah' }),
+        store.books.update(b!.id, { author: 'Stanisław Lem, translated' }),
+        store.books.create(catalogue[2]!),
+      ])
+      const byWords = async (words: string[]) =>
+        (await store.books.find({ filter: { words }, order: { relevance: true }, limit: 10 })).found.map(({ book }) => book.title)
+      assert.deepEqual(await byWords(['messiah', 'frank']), ['Dune Messiah'])
+      assert.deepEqual(await byWords(['solaris', 'translat']), ['Solaris'])
+      assert.deepEqual(await byWords(['octavia']), ['Kindred'])
+    })
+
     it('answers the operations asked for outside a transaction while it is open', async () => {
       const outside: Promise<unknown>[] = []
       await store.transaction(async ({ books }) => {
