@@ -4,7 +4,7 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'bench/results/', 'coverage/', 'web/dist/', 'web/test/screenshots/'] },
+  { ignores: ['node_modules/', 'data/', 'bench/results/', 'bench/profiles/', 'coverage/', 'web/dist/', 'web/test/screenshots/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,123 +1,105 @@
 /**
- * `npm run bench`: the service under load against the ceiling of a bare node:http server.
+ * `npm run bench -- [SUITE…] [options]`: the service under load from wrk, against the ceiling of
+ * a bare node:http server. Each suite is a module of scripts/bench/suites/; without a name,
+ * every one runs.
  *
- *   --duration=SECONDS   per measurement (BENCH_DURATION, default 5)
- *   --rounds=N           slices each measurement alternates with the ceiling in (BENCH_ROUNDS, default 5)
+ *   --duration=SECONDS   per run (BENCH_DURATION, default 5)
+ *   --runs=N             interleaved runs of each measurement, at least 3 (BENCH_RUNS, default 3)
  *   --connections=N      concurrent connections (BENCH_CONNECTIONS, default 50)
- *   --scale=N,N,…        list sizes for GET /books at scale, or "none" (BENCH_SCALE,
- *                        default 10000,100000,1000000)
- *   --only=PART,…        some of sqlite, logs, workers, postgres, scale, transfer (BENCH_ONLY, default all)
+ *   --server-cpus=LIST   CPUs of the service and the ceiling, for taskset -c (BENCH_SERVER_CPUS, default 0)
+ *   --load-cpus=LIST     CPUs of wrk (BENCH_LOAD_CPUS, default 1); "none" for both to run unpinned
+ *   --operation=TEXT     only the operations whose name holds TEXT, such as --operation=token
+ *   Suites read options of their own, such as --scale=N,N,… for scale.
  */
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { postgresSection } from './bench/engines.ts'
-import type { LoadOptions } from './bench/load.ts'
-import { processTree } from './bench/processes.ts'
-import { describeMachine, scaleTable, table, writeResults, type Section } from './bench/report.ts'
-import { measureScale, type ScalePoint } from './bench/scale.ts'
-import { startService, type ServiceOptions } from './bench/service.ts'
-import { everyOperation, readOnly, runSteps, type Step } from './bench/suite.ts'
-import { measureTransfer, transferTable } from './bench/transfer.ts'
+import { describeMachine, table, writeResults, type Section } from './bench/report.ts'
+import { loadSuite, suiteNames, type BenchContext } from './bench/suites.ts'
 
-const PARTS = ['sqlite', 'logs', 'workers', 'postgres', 'scale', 'transfer']
-const { values } = parseArgs({
+const { values, positionals } = parseArgs({
+  strict: false,
+  allowPositionals: true,
   options: {
     duration: { type: 'string', default: process.env.BENCH_DURATION ?? '5' },
-    rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '5' },
+    runs: { type: 'string', default: process.env.BENCH_RUNS ?? '3' },
     connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '50' },
-    scale: { type: 'string', default: process.env.BENCH_SCALE ?? '10000,100000,1000000' },
-    only: { type: 'string', default: process.env.BENCH_ONLY ?? PARTS.join(',') },
+    'server-cpus': { type: 'string', default: process.env.BENCH_SERVER_CPUS ?? '0' },
+    'load-cpus': { type: 'string', default: process.env.BENCH_LOAD_CPUS ?? '1' },
   },
 })
-const parts = new Set(values.only.split(','))
-const load: LoadOptions = {
-  durationSeconds: Number(values.duration),
-  rounds: Number(values.rounds),
-  connections: Number(values.connections),
-}
-const sizes = values.scale === 'none' ? [] : values.scale.split(',').map(Number)
+
+const known = suiteNames()
+const selected = positionals.length > 0 ? positionals : known
+const cpus = (value: unknown) => (value === 'none' ? undefined : String(value))
+const durationSeconds = Number(values.duration)
+const runs = Number(values.runs)
+const connections = Number(values.connections)
+const serverCpus = cpus(values['server-cpus'])
+const loadCpus = cpus(values['load-cpus'])
 if (
-  !(load.durationSeconds > 0) ||
-  !Number.isSafeInteger(load.rounds) ||
-  load.rounds < 1 ||
-  !(load.connections > 0) ||
-  sizes.some((n) => !Number.isSafeInteger(n) || n < 1) ||
-  [...parts].some((part) => !PARTS.includes(part))
+  !Number.isSafeInteger(durationSeconds) ||
+  durationSeconds < 1 ||
+  !Number.isSafeInteger(runs) ||
+  runs < 3 ||
+  !Number.isSafeInteger(connections) ||
+  connections < 1 ||
+  selected.some((name) => !known.includes(name))
 ) {
   console.error(
-    `usage: npm run bench -- [--duration=SECONDS] [--rounds=N] [--connections=N] [--scale=N,N,…|none] [--only=${PARTS.join(',')}]`,
+    `usage: npm run bench -- [${known.join('|')}]… [--duration=SECONDS] [--runs=N≥3] [--connections=N] [--server-cpus=LIST] [--load-cpus=LIST]`,
   )
   process.exit(2)
+}
+try {
+  execFileSync('wrk', ['--version'], { stdio: 'ignore' })
+} catch (err) {
+  // wrk prints its version and exits 1; only a missing program is fatal.
+  if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+    console.error('wrk is not installed: apt-get install wrk')
+    process.exit(2)
+  }
 }
 
 const log = (line: string) => console.log(line)
 const startedAt = new Date()
 const machine = describeMachine()
-const work = mkdtempSync(join(tmpdir(), 'book-bench-'))
 log(`${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`)
+if (serverCpus !== undefined && loadCpus !== undefined && availableParallelism() < 2) {
+  log('warning: one CPU only, so the servers and wrk share it')
+}
 log(
-  `${load.connections} connections, ${load.durationSeconds} s per measurement in ${load.rounds} slices; service with NODE_ENV=production, LOG_LEVEL=warn (no per-request logs)`,
+  `wrk, 1 thread, ${connections} connections, on CPU ${loadCpus ?? 'any'}; servers on CPU ${serverCpus ?? 'any'}; ` +
+    `${runs} runs of ${durationSeconds} s per measurement, each between two runs of the ceiling; ` +
+    'service with NODE_ENV=production, LOG_LEVEL=warn unless a line says otherwise',
 )
 
-type Steps = (service: Awaited<ReturnType<typeof startService>>) => (ids: number[], token: string) => Step[]
-
-/** Starts the service as `options` say, runs `steps` against it, and stops it. */
-async function section(title: string, options: ServiceOptions, steps: Steps, describe?: (processes: number) => string): Promise<Section> {
-  log(title)
-  const service = await startService(options)
-  try {
-    const note = describe?.(processTree(service.pid).length)
-    if (note) log(`  ${note}`)
-    return { title, ...(note ? { note } : {}), measurements: await runSteps(service, steps(service), load, log) }
-  } finally {
-    await service.stop()
-  }
+const work = mkdtempSync(join(tmpdir(), 'book-bench-'))
+const context: BenchContext = {
+  load: { durationSeconds, runs, connections, cpus: loadCpus },
+  serverCpus,
+  work,
+  options: values,
+  log,
 }
-
 const sections: Section[] = []
-let scale: ScalePoint[] = []
-let transfer: Awaited<ReturnType<typeof measureTransfer>> | undefined
+const tables: string[] = []
+const data: Record<string, unknown> = {}
 try {
-  if (parts.has('sqlite')) {
-    sections.push(await section('SQLite', { dbUrl: `sqlite:${join(work, 'main.db')}` }, (s) => everyOperation(s, load)))
-  }
-  if (parts.has('logs')) {
-    const options = { dbUrl: `sqlite:${join(work, 'info.db')}`, logLevel: 'info' }
-    sections.push(await section('SQLite, LOG_LEVEL=info (a log line per request)', options, () => readOnly))
-  }
-  if (parts.has('workers')) {
-    const options = { dbUrl: `sqlite:${join(work, 'workers.db')}`, env: { WORKERS: '2' } }
-    const describe = (processes: number) =>
-      processes > 1 ? `${processes - 1} workers under one primary process` : 'one process: this service does not start workers'
-    sections.push(await section('SQLite, WORKERS=2', options, (s) => everyOperation(s, load), describe))
-  }
-  if (parts.has('postgres')) {
-    const run = (options: ServiceOptions) => section('PostgreSQL', options, (s) => everyOperation(s, load))
-    sections.push(await postgresSection(`bench_${process.pid}`, run, log))
-  }
-  if (parts.has('scale') && sizes.length > 0) {
-    log('GET /books at scale (SQLite)')
-    scale = await measureScale(join(work, 'scale.db'), sizes, log)
-  }
-  if (parts.has('transfer')) {
-    log('Import and export')
-    transfer = await measureTransfer({ rows: 100_000, exportBooks: 1_000_000, engines: ['sqlite', 'postgres'], log })
+  for (const name of selected) {
+    const result = await (await loadSuite(name)).run(context)
+    sections.push(...result.sections)
+    tables.push(...(result.tables ?? []))
+    data[name] = { sections: result.sections, data: result.data }
   }
 } finally {
   rmSync(work, { recursive: true, force: true })
 }
 
 log('')
-log(table(sections))
-if (scale.length > 0) {
-  log('')
-  log(scaleTable(scale))
-}
-if (transfer) {
-  log('')
-  log(transferTable(transfer))
-}
-const file = writeResults({ startedAt: startedAt.toISOString(), machine, load, logLevel: 'warn', sections, scale, transfer }, startedAt)
+if (sections.length > 0) log(table(sections))
+for (const text of tables) log(`\n${text}`)
+const file = writeResults({ startedAt: startedAt.toISOString(), machine, load: context.load, serverCpus, suites: data }, startedAt)
 log(`\nresults: ${file}`)

@@ -24,6 +24,7 @@ import { refuseMalformedRequestLines, REQUEST_LINE_SERVER_OPTIONS } from './http
 import { securityHeaders } from './http/security-headers.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
+import { requestLogger } from './observability/request-logger.ts'
 import { createRequestTracing } from './observability/request-tracing.ts'
 import { bookTransferRoutes } from './routes/book-transfer.ts'
 import { bookRoutes } from './routes/books.ts'
@@ -64,6 +65,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     logger: loggerOptions({ level: config.logLevel, production: config.production, stream: parts.logStream }),
     // One line per request, written by the request tracing, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    childLoggerFactory: requestLogger,
     requestIdHeader: false,
     genReqId: requestIdFor,
     bodyLimit: BODY_LIMIT_BYTES,

@@ -11,7 +11,9 @@ interface RecordedResponse {
 }
 
 const recorded = JSON.parse(process.env.BENCH_RESPONSE ?? '') as RecordedResponse
-const body = Buffer.from(recorded.body, 'base64')
+// A string, as the service writes its JSON: node:http then sends headers and body in one write,
+// where a Buffer body takes a writev of two, which costs the ceiling about 7 µs more per request.
+const body = Buffer.from(recorded.body, 'base64').toString('utf8')
 
 createServer((request, response) => {
   // Requests carry no body worth reading, but it is drained so keep-alive goes on.

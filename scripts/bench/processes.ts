@@ -100,16 +100,25 @@ export function peakRss(pid: number): number | undefined {
   }
 }
 
+export interface ListenerOptions {
+  /** Standard output goes to /dev/null, so a chatty child does not cost the machine a pipe. */
+  discardStdout?: boolean
+  cwd?: string
+  /** CPUs the child and every thread it starts may run on, as `taskset -c` takes them. */
+  cpus?: string | undefined
+}
+
 /**
- * Starts `node args…` with `env` and waits until it listens. With `discardStdout` its
- * standard output goes to /dev/null, so a chatty child does not cost the load generator.
+ * Starts `node args…` with `env` and waits until it listens. Through `taskset`, when pinned:
+ * it replaces itself with node, so the pid is node's.
  */
 export async function startListener(
   args: string[],
   env: Record<string, string>,
-  { discardStdout = false, cwd = process.cwd() } = {},
+  { discardStdout = false, cwd = process.cwd(), cpus }: ListenerOptions = {},
 ): Promise<Listener> {
-  const child = spawn(process.execPath, args, { env, cwd, stdio: ['ignore', discardStdout ? 'ignore' : 'pipe', 'pipe'] })
+  const [command, commandArgs] = cpus === undefined ? [process.execPath, args] : ['taskset', ['-c', cpus, process.execPath, ...args]]
+  const child = spawn(command, commandArgs, { env, cwd, stdio: ['ignore', discardStdout ? 'ignore' : 'pipe', 'pipe'] })
   // The last lines the child wrote, for the error when it does not come up.
   let tail = ''
   const keep = (chunk: Buffer) => {

@@ -1,7 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
-import type { ScalePoint } from './scale.ts'
-import type { Measurement } from './suite.ts'
+import { describeSpread, type Measurement } from './measure.ts'
 
 export interface Section {
   title: string
@@ -21,61 +20,35 @@ export function describeMachine() {
   }
 }
 
-function row(cells: string[], widths: number[]): string {
-  return cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')
-}
-
 /**
- * Requests per second as a fraction of the ceiling; latencies in ms (autocannon's whole
- * milliseconds) and as multiples of the ceiling's, either counted as 1 ms at least; the
- * server's CPU time per request, the service's and the ceiling's.
+ * The sections as a Markdown table: each figure the median of the runs with their lowest and
+ * highest in brackets; the ratio to the ceiling; latencies as wrk measured them; the server's
+ * CPU time per request, the service's and the ceiling's, and their ratio: what the ratio of
+ * rates would be with both servers busy on their CPU, which the machine's other load moves
+ * far less than the rates.
  */
 export function table(sections: Section[]): string {
-  const widths = [34, 9, 7, 15, 15, 18]
-  const lines = [row(['', 'req/s', 'ratio', 'p50 ms (×ceil)', 'p99 ms (×ceil)', 'CPU µs/req (ceil)'], widths)]
+  const lines = [
+    '| run | operation | ratio | req/s | ceiling req/s | p50 ms | p99 ms | CPU µs/request | ceiling CPU µs/request | CPU ratio |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ]
   for (const section of sections) {
-    lines.push(section.note ? `${section.title}: ${section.note}` : section.title)
+    if (section.note) lines.push(`| ${section.title} | ${section.note} |  |  |  |  |  |  |  |  |`)
     for (const m of section.measurements) {
-      const ms = (value: number) => (value < 1 ? '<1' : value.toFixed(0))
-      const latency = (value: number, ceiling: number) => `${ms(value)} (${(Math.max(1, value) / Math.max(1, ceiling)).toFixed(1)}×)`
-      lines.push(
-        row(
-          [
-            `  ${m.name}`,
-            m.requestsPerSecond.toFixed(0),
-            m.ratio.toFixed(2),
-            latency(m.p50Ms, m.ceiling.p50Ms),
-            latency(m.p99Ms, m.ceiling.p99Ms),
-            `${m.cpuMicrosecondsPerRequest.toFixed(0)} (${m.ceiling.cpuMicrosecondsPerRequest.toFixed(0)})`,
-          ],
-          widths,
-        ),
-      )
+      const cells = [
+        section.title,
+        `\`${m.name}\``,
+        `**${describeSpread(m.ratio, 2)}**`,
+        describeSpread(m.requestsPerSecond),
+        describeSpread(m.ceilingRequestsPerSecond),
+        m.p50Ms.median.toFixed(1),
+        m.p99Ms.median.toFixed(1),
+        describeSpread(m.cpuMicrosecondsPerRequest),
+        m.ceilingCpuMicrosecondsPerRequest.median.toFixed(0),
+        (m.ceilingCpuMicrosecondsPerRequest.median / m.cpuMicrosecondsPerRequest.median).toFixed(2),
+      ]
+      lines.push(`| ${cells.join(' | ')} |${m.errors > 0 ? ` ${m.errors} errors or non-2xx` : ''}`)
     }
-    const ceilings = section.measurements.map((m) => m.ceiling.requestsPerSecond)
-    if (ceilings.length > 0) {
-      lines.push(`  (ceiling ${Math.min(...ceilings).toFixed(0)} to ${Math.max(...ceilings).toFixed(0)} req/s)`)
-    }
-  }
-  return lines.join('\n')
-}
-
-export function scaleTable(points: ScalePoint[]): string {
-  const widths = [12, 9, 11, 16, 12]
-  const lines = [row(['books', 'seconds', 'MiB out', 'peak RSS MiB', 'at start MiB'], widths)]
-  for (const p of points) {
-    lines.push(
-      row(
-        [
-          String(p.books),
-          p.seconds.toFixed(2),
-          (p.bytes / 2 ** 20).toFixed(1),
-          (p.peakRssBytes / 2 ** 20).toFixed(0),
-          (p.peakRssAtStartBytes / 2 ** 20).toFixed(0),
-        ],
-        widths,
-      ),
-    )
   }
   return lines.join('\n')
 }

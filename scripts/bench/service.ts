@@ -17,12 +17,16 @@ export interface ServiceOptions {
   logLevel?: string
   /** Extra environment, such as WORKERS. */
   env?: Record<string, string>
+  /** CPUs the service may run on, as `taskset -c` takes them; anywhere when absent. */
+  cpus?: string | undefined
+  /** Options for node itself, such as `--cpu-prof`. */
+  nodeOptions?: string[]
 }
 
 /** The service in production mode on a free port of the loopback address. */
-export async function startService({ dbUrl, logLevel = 'warn', env = {} }: ServiceOptions): Promise<Service> {
+export async function startService({ dbUrl, logLevel = 'warn', env = {}, cpus, nodeOptions = [] }: ServiceOptions): Promise<Service> {
   const listener = await startListener(
-    [MAIN],
+    [...nodeOptions, MAIN],
     {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
@@ -36,7 +40,7 @@ export async function startService({ dbUrl, logLevel = 'warn', env = {} }: Servi
       ...env,
     },
     // Outside the repository, so a developer's .env cannot change what is measured.
-    { cwd: tmpdir(), discardStdout: logLevel === 'info' || logLevel === 'debug' || logLevel === 'trace' },
+    { cwd: tmpdir(), discardStdout: logLevel === 'info' || logLevel === 'debug' || logLevel === 'trace', cpus },
   )
   return { ...listener, baseUrl: `http://127.0.0.1:${listener.port}` }
 }

@@ -4,7 +4,7 @@
  *
  *   node scripts/bench/transfer.ts [--rows=N] [--export=N] [--only=sqlite,postgres]
  *
- * `npm run bench -- --only=transfer` runs it as part of the benchmark.
+ * `npm run bench -- transfer` runs it as part of the benchmark.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

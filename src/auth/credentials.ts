@@ -1,21 +1,18 @@
-import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 
 export type CredentialCheck = (username: string, password: string) => boolean
 
+/** Both members, in one text that no other pair gives: JSON quotes and escapes each. */
+function digest(username: string, password: string): Buffer {
+  return hash('sha256', JSON.stringify([username, password]), 'buffer')
+}
+
 /**
- * Compares against the one accepted pair in constant time: both members are always
- * compared, as equal-length digests, so neither the length nor which member is wrong shows.
+ * Compares against the one accepted pair in constant time: both members are compared at once,
+ * as equal-length digests, so neither the length nor which member is wrong shows. One SHA-256
+ * of the pair costs a third of one HMAC, whose key set-up dominates for inputs this short.
  */
 export function createCredentialCheck(username: string, password: string): CredentialCheck {
-  // A KeyObject, prepared once: given raw bytes, createHmac prepares a key on every call,
-  // which cost five times the HMAC itself.
-  const key = createSecretKey(randomBytes(32))
-  const digest = (text: string) => createHmac('sha256', key).update(text).digest()
-  const expectedUsername = digest(username)
-  const expectedPassword = digest(password)
-  return (givenUsername, givenPassword) => {
-    const usernameMatches = timingSafeEqual(digest(givenUsername), expectedUsername)
-    const passwordMatches = timingSafeEqual(digest(givenPassword), expectedPassword)
-    return usernameMatches && passwordMatches
-  }
+  const expected = digest(username, password)
+  return (givenUsername, givenPassword) => timingSafeEqual(digest(givenUsername, givenPassword), expected)
 }

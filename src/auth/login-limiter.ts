@@ -53,6 +53,8 @@ export class StoreLoginLimiter implements LoginLimiter {
   readonly #maxFailures: number
   readonly #windowMs: number
   readonly #now: () => number
+  /** Reads of the count asked for during this turn of the event loop, by client key. */
+  #reads = new Map<string, Promise<number[]>>()
 
   constructor(
     failures: LoginFailureRepository,
@@ -66,7 +68,7 @@ export class StoreLoginLimiter implements LoginLimiter {
 
   async retryAfterSeconds(address: string): Promise<number> {
     const now = this.#now()
-    const times = await this.#failures.recent(clientKey(address), now - this.#windowMs, this.#maxFailures)
+    const times = await this.#recentFailures(clientKey(address), now)
     if (times.length < this.#maxFailures) return 0
     // The oldest of the newest `maxFailures`: once it leaves the window, fewer remain in it.
     return Math.max(1, Math.ceil((times.at(-1)! + this.#windowMs - now) / 1000))
@@ -74,6 +76,29 @@ export class StoreLoginLimiter implements LoginLimiter {
 
   recordFailure(address: string): Promise<void> {
     const now = this.#now()
-    return this.#failures.record(clientKey(address), now, now - this.#windowMs)
+    const key = clientKey(address)
+    // A read already under way may not see this failure: the next check reads again.
+    this.#reads.delete(key)
+    return this.#failures.record(key, now, now - this.#windowMs)
+  }
+
+  /**
+   * The checks of one client asked for during one turn share one read: they are concurrent, so
+   * one read serves each as well as its own would, and a client's burst of logins costs the
+   * store one query instead of one each.
+   */
+  #recentFailures(key: string, now: number): Promise<number[]> {
+    let read = this.#reads.get(key)
+    if (read === undefined) {
+      if (this.#reads.size === 0) setImmediate(() => this.#reads.clear())
+      const started = this.#failures.recent(key, now - this.#windowMs, this.#maxFailures)
+      // A failed read is not shared further: the next check tries again.
+      started.catch(() => {
+        if (this.#reads.get(key) === started) this.#reads.delete(key)
+      })
+      this.#reads.set(key, started)
+      read = started
+    }
+    return read
   }
 }

@@ -1,5 +1,6 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import type { ConnectionStats } from '../store/store.ts'
+import { SeriesHistogram } from './series-histogram.ts'
 
 /** Label of requests that matched no route, so unknown URLs cannot grow the label set. */
 export const UNMATCHED_ROUTE = 'unmatched'
@@ -33,26 +34,21 @@ export function createMetrics({ processMetrics = true, render }: MetricsOptions 
     registry.removeSingleMetric('nodejs_version_info')
   }
 
-  const requests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-  })
-  const requestDuration = new Histogram({
+  const requestDuration = new SeriesHistogram({
     name: 'http_request_duration_seconds',
     help: 'Time from receiving a request to finishing its answer, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
+    labelNames: ['method', 'route', 'status'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
   })
-  const storeDuration = new Histogram({
+  registry.registerMetric(requestDuration.histogram)
+  registry.registerMetric(requestDuration.counter('http_requests_total', 'HTTP requests answered, by method, route pattern and status'))
+  const storeDuration = new SeriesHistogram({
     name: 'book_store_operation_duration_seconds',
     help: 'Time the store took per operation, by operation and outcome',
-    labelNames: ['operation', 'outcome'] as const,
+    labelNames: ['operation', 'outcome'],
     buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
-    registers: [registry],
   })
+  registry.registerMetric(storeDuration.histogram)
 
   const importedBooks = new Counter({
     name: 'books_imported_total',
@@ -65,12 +61,10 @@ export function createMetrics({ processMetrics = true, render }: MetricsOptions 
     contentType: registry.contentType,
     render: render ? () => render(registry) : () => registry.metrics(),
     observeRequest(method, route, status, seconds) {
-      const labels = { method, route, status: String(status) }
-      requests.inc(labels)
-      requestDuration.observe(labels, seconds)
+      requestDuration.observe([method, route, String(status)], seconds)
     },
     observeStore(operation, outcome, seconds) {
-      storeDuration.observe({ operation, outcome }, seconds)
+      storeDuration.observe([operation, outcome], seconds)
     },
     countImportedBooks(count) {
       importedBooks.inc(count)

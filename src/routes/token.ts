@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { CredentialCheck } from '../auth/credentials.ts'
-import { clientKey, type LoginLimiter } from '../auth/login-limiter.ts'
+import { createLoginGate, type Precheck } from '../auth/login-gate.ts'
+import type { LoginLimiter } from '../auth/login-limiter.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import { parseBodiesAsJson } from '../http/body-parser.ts'
 import { envelope } from '../http/envelope.ts'
@@ -14,34 +15,34 @@ export interface TokenRouteOptions {
   limiter: LoginLimiter
 }
 
-/** Runs the tasks given for one key one after another; tasks of different keys run at once. */
-function oneAtATimePerKey() {
-  const tails = new Map<string, Promise<unknown>>()
-  return async <T>(key: string, task: () => Promise<T>): Promise<T> => {
-    const result = (tails.get(key) ?? Promise.resolve()).then(task)
-    const tail = result.catch(() => {})
-    tails.set(key, tail)
-    try {
-      return await result
-    } finally {
-      // Only keys with a task under way are kept.
-      if (tails.get(key) === tail) tails.delete(key)
-    }
+/**
+ * A warn line for a login refused by the limit or failed on its credentials, so that an operator
+ * sees who is guessing and who is locked out. It carries the request id; never the body, which
+ * holds the password.
+ */
+function logRefusal(request: FastifyRequest, err: unknown): void {
+  if (!(err instanceof HttpError)) return
+  if (err.statusCode === 429) {
+    const retryAfterSeconds = Number(err.headers['retry-after'])
+    request.log.warn({ clientAddress: request.ip, retryAfterSeconds }, 'login refused: too many failed logins')
+  } else if (err.statusCode === 401) {
+    request.log.warn({ clientAddress: request.ip }, 'login failed: wrong username or password')
   }
 }
 
 export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentials, limiter }: TokenRouteOptions) {
   parseBodiesAsJson(app)
+  const gate = createLoginGate(limiter)
+  const prechecks = new WeakMap<FastifyRequest, Precheck>()
   /** `request.ip` is the socket's peer, or the forwarded client when TRUST_PROXY trusts that peer. */
   async function refuseWhileLimited(request: FastifyRequest): Promise<void> {
-    const retryAfter = await limiter.retryAfterSeconds(request.ip)
-    if (retryAfter > 0) {
-      // The line carries the request id; never the body, which holds the password.
-      request.log.warn({ clientAddress: request.ip, retryAfterSeconds: retryAfter }, 'login refused: too many failed logins')
-      throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
+    try {
+      prechecks.set(request, await gate.precheck(request.ip))
+    } catch (err) {
+      logRefusal(request, err)
+      throw err
     }
   }
-  const oneAtATime = oneAtATimePerKey()
 
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/token',
@@ -87,19 +88,12 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
     },
     async (request, reply) => {
       const { username, password } = request.body
-      // Within this process a client's attempts take turns from the check to the recorded
-      // failure, so concurrent guesses cannot all pass a check made before any was counted.
-      // Every attempt takes its turn, right pair or not, so the wait tells nothing about it.
-      await oneAtATime(clientKey(request.ip), async () => {
-        await refuseWhileLimited(request)
-        if (!checkCredentials(username, password)) {
-          // Counted before the answer leaves: the client learns nothing from an uncounted guess,
-          // and a store that cannot count it answers 503 instead.
-          await limiter.recordFailure(request.ip)
-          request.log.warn({ clientAddress: request.ip }, 'login failed: wrong username or password')
-          throw new HttpError(401, 'Invalid credentials')
-        }
-      })
+      try {
+        await gate.decide(request.ip, () => checkCredentials(username, password), prechecks.get(request))
+      } catch (err) {
+        logRefusal(request, err)
+        throw err
+      }
       let token: string
       try {
         token = tokens.sign(username)

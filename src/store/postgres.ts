@@ -1,6 +1,7 @@
 import pg, { type QueryResultRow } from 'pg'
 import { batchedLookup } from './batched-lookup.ts'
 import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
+import { batchedBookWrites } from './postgres-batched-writes.ts'
 import { classifyPostgresError } from './postgres-errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
 import {
@@ -13,6 +14,7 @@ import {
   type Store,
   type StoredBook,
 } from './store.ts'
+import { WriteBatches, type BatchedWrite } from './write-batches.ts'
 
 export interface PostgresOptions {
   /** A `postgres://` or `postgresql://` connection string. */
@@ -36,12 +38,7 @@ interface Statement {
 }
 
 const COLUMNS = 'id, title, author, year, revision'
-const INSERT: Statement = {
-  name: 'books_insert',
-  text: `INSERT INTO books (title, author, year) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-}
 const SELECT: Statement = { name: 'books_select', text: `SELECT ${COLUMNS} FROM books WHERE id = ANY ($1::bigint[])` }
-const EXISTS: Statement = { name: 'books_exists', text: 'SELECT 1 FROM books WHERE id = $1' }
 const PAGE: Statement = {
   name: 'books_page',
   text: 'SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2',
@@ -53,16 +50,6 @@ const PAGE_JSON: Statement = {
     count(*)::int AS count, max(id) AS "lastId"
   FROM (SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2) page`,
 }
-// One statement, so a concurrent write cannot slip between the revision check and the change.
-const UPDATE: Statement = {
-  name: 'books_update',
-  text: `UPDATE books
-  SET title = coalesce($1, title), author = coalesce($2, author), year = coalesce($3, year),
-      revision = revision + 1
-  WHERE id = $4 AND ($5::bigint[] IS NULL OR revision = ANY ($5))
-  RETURNING ${COLUMNS}`,
-}
-const DELETE: Statement = { name: 'books_delete', text: 'DELETE FROM books WHERE id = $1' }
 // SKIP LOCKED: instances recording failures at once do not wait for each other's purge, and
 // whatever one skips, the next purge deletes.
 const RECORD_LOGIN_FAILURE: Statement = {
@@ -131,12 +118,20 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 /** Runs one statement, on the pool or on the client a transaction holds. */
 type Query = <R extends QueryResultRow>(statement: Statement, values: unknown[]) => Promise<pg.QueryResult<R>>
 
-function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | undefined>): BookRepository {
+/** Sends one write of a kind that batchedBookWrites runs, and answers with its outcome. */
+type Write = <I, O>(write: BatchedWrite<I, O>, input: I) => Promise<O>
+
+/**
+ * A write as a statement of its own, as a transaction sends them: on the client it holds, in
+ * the order its work asks, never in a batch that other requests share.
+ */
+const writeAlone: Write = async (write, input) => (await write.run([input]))[0]!
+
+function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | undefined>, write: Write): BookRepository {
+  const writes = batchedBookWrites(query)
   return {
-    async create(book) {
-      const { rows } = await query<StoredBook>(INSERT, [book.title, book.author, book.year])
-      return rows[0]!
-    },
+    create: (book) => write(writes.create, book),
+    // An import's rows are a batch already: one statement of their own, answered with the ids only.
     async createMany(books) {
       const { rows } = await query<{ id: number }>(INSERT_MANY, [
         books.map((book) => book.title),
@@ -154,15 +149,8 @@ function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | 
       const { json, count, lastId } = rows[0]!
       return { json, count, lastId: lastId ?? undefined }
     },
-    async update(id, changes, expectedRevisions) {
-      const { title = null, author = null, year = null } = changes
-      const { rows } = await query<StoredBook>(UPDATE, [title, author, year, id, expectedRevisions ?? null])
-      if (rows[0]) return { outcome: 'updated', book: rows[0] }
-      return { outcome: (await query(EXISTS, [id])).rowCount ? 'stale' : 'missing' }
-    },
-    async delete(id) {
-      return ((await query(DELETE, [id])).rowCount ?? 0) > 0
-    },
+    update: (id, changes, expectedRevisions) => write(writes.update, { id, changes, expectedRevisions }),
+    delete: (id) => write(writes.remove, id),
   }
 }
 
@@ -203,6 +191,8 @@ export class PostgresBookStore implements Store {
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
+  // Two at once: one batch is sent and run while the one before waits for its commit's WAL flush.
+  readonly #writes = new WriteBatches({ concurrency: 2 })
 
   private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {
     this.#queryTimeoutMs = queryTimeoutMs
@@ -223,7 +213,9 @@ export class PostgresBookStore implements Store {
     this.#pool.on('error', () => {})
     const query = this.#queryOn(this.#pool)
     const lookup = batchedLookup(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
-    this.books = bookRepository(query, lookup)
+    // A write in the next batch, failed as unavailable when its answer takes longer than one query may.
+    const batched: Write = (write, input) => withDeadline(this.#writes.add(write, input), queryTimeoutMs)
+    this.books = bookRepository(query, lookup, batched)
     this.loginFailures = loginFailureRepository(query)
     this.idempotencyKeys = idempotencyKeyRepository(query)
   }
@@ -272,7 +264,7 @@ export class PostgresBookStore implements Store {
     try {
       await this.#run(client, { text: 'BEGIN' })
       const result = await work({
-        books: bookRepository(query, get),
+        books: bookRepository(query, get, writeAlone),
         loginFailures: loginFailureRepository(query),
         idempotencyKeys: idempotencyKeyRepository(query),
       })

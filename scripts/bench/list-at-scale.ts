@@ -48,15 +48,20 @@ function check(body: Buffer, books: number): void {
  * For each size, grows one SQLite file to that many books (written straight into the file,
  * with the service stopped), restarts the service on it, and reads the whole list once.
  */
-export async function measureScale(path: string, sizes: number[], log: (line: string) => void): Promise<ScalePoint[]> {
+export async function measureScale(
+  path: string,
+  sizes: number[],
+  cpus: string | undefined,
+  log: (line: string) => void,
+): Promise<ScalePoint[]> {
   // Started once so that the service's own migrations create the schema.
-  await (await startService({ dbUrl: `sqlite:${path}` })).stop()
+  await (await startService({ dbUrl: `sqlite:${path}`, cpus })).stop()
   const points: ScalePoint[] = []
   let seeded = 0
   for (const books of [...sizes].sort((a, b) => a - b)) {
     seedSqlite(path, books - seeded)
     seeded = books
-    const service = await startService({ dbUrl: `sqlite:${path}` })
+    const service = await startService({ dbUrl: `sqlite:${path}`, cpus })
     try {
       const token = await login(service)
       const peakRssAtStartBytes = peakRss(service.pid) ?? 0
@@ -72,4 +77,15 @@ export async function measureScale(path: string, sizes: number[], log: (line: st
     }
   }
   return points
+}
+
+export function scaleTable(points: ScalePoint[]): string {
+  const lines = ['| books | seconds | MiB written | peak RSS MiB | RSS after start-up MiB |', '|---:|---:|---:|---:|---:|']
+  for (const p of points) {
+    const mib = (bytes: number, digits: number) => (bytes / 2 ** 20).toFixed(digits)
+    lines.push(
+      `| ${p.books.toLocaleString('en')} | ${p.seconds.toFixed(2)} | ${mib(p.bytes, 1)} | ${mib(p.peakRssBytes, 0)} | ${mib(p.peakRssAtStartBytes, 0)} |`,
+    )
+  }
+  return lines.join('\n')
 }

@@ -1,0 +1,57 @@
+import { bookPaths, WARM_UP_SECONDS, type Step, type StepContext } from './measure.ts'
+import { allIds, CREDENTIALS, sampleBook } from './service.ts'
+import { wrk, type Workload } from './wrk.ts'
+
+const bookBody = JSON.stringify(sampleBook(7))
+
+const auth = (context: StepContext) => ({ authorization: context.token })
+const create = (context: StepContext): Workload => ({ method: 'POST', path: '/book', headers: auth(context), body: bookBody })
+
+export const login: Step = {
+  name: 'POST /token',
+  workload: async () => ({ method: 'POST', path: '/token', body: JSON.stringify(CREDENTIALS) }),
+}
+
+export const read: Step = {
+  name: 'GET /book/{id}',
+  workload: async (context) => ({ method: 'GET', path: `/book/${context.ids[0]}`, headers: auth(context), paths: bookPaths(context.ids) }),
+}
+
+export const list: Step = {
+  name: 'GET /books (100 books)',
+  workload: async (context) => ({ method: 'GET', path: '/books', headers: auth(context) }),
+}
+
+export const update: Step = {
+  name: 'PUT /book/{id}',
+  workload: async (context) => ({
+    method: 'PUT',
+    path: `/book/${context.ids[0]}`,
+    headers: auth(context),
+    body: bookBody,
+    paths: bookPaths(context.ids),
+  }),
+}
+
+export const insert: Step = { name: 'POST /book', workload: async (context) => create(context) }
+
+/** Each request deletes a book that exists: the books are made first, twice what the fastest write so far could delete. */
+export const remove: Step = {
+  name: 'DELETE /book/{id}',
+  workload: async (context) => {
+    const { service, token, done, load } = context
+    const writes = done.filter((m) => m.name === update.name || m.name === insert.name)
+    const writesPerSecond = Math.max(1000, ...writes.map((m) => m.requestsPerSecond.max))
+    const needed = Math.ceil(writesPerSecond * (WARM_UP_SECONDS + load.durationSeconds * load.runs) * 2)
+    let present = await allIds(service, token)
+    while (present.length < needed) {
+      const seconds = Math.ceil((needed - present.length) / writesPerSecond) + 1
+      await wrk(service.baseUrl, service.pid, create(context), load, seconds)
+      present = await allIds(service, token)
+    }
+    return { method: 'DELETE', path: `/book/${present[0]}`, headers: auth(context), paths: bookPaths(present), once: true }
+  },
+}
+
+/** Every operation of the interface, in an order that leaves each one the data it needs. */
+export const everyOperation: Step[] = [login, read, list, update, insert, remove]

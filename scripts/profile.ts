@@ -1,0 +1,74 @@
+/**
+ * `npm run profile -- OPERATION [--db=postgres] [--seconds=N] [--log-level=LEVEL]`: one operation
+ * of the benchmark against a service started with `node --cpu-prof`, loaded by wrk pinned as in
+ * the benchmark; the profile is written under bench/profiles/ for Chrome's DevTools or
+ * `npx speedscope`. OPERATION is a name from scripts/bench/operations.ts: login, read, list,
+ * update, insert, remove.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { createDatabase, dropDatabase } from './bench/postgres.ts'
+import * as operations from './bench/operations.ts'
+import { createBooks, login, startService } from './bench/service.ts'
+import { wrk } from './bench/wrk.ts'
+import { BOOKS, type Step } from './bench/measure.ts'
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    db: { type: 'string', default: 'sqlite' },
+    seconds: { type: 'string', default: '10' },
+    'log-level': { type: 'string', default: 'warn' },
+  },
+})
+const steps: Record<string, Step> = {
+  login: operations.login,
+  read: operations.read,
+  list: operations.list,
+  update: operations.update,
+  insert: operations.insert,
+  remove: operations.remove,
+}
+const step = steps[positionals[0] ?? '']
+const seconds = Number(values.seconds)
+if (step === undefined || !['sqlite', 'postgres'].includes(values.db) || !(seconds > 0)) {
+  console.error(`usage: npm run profile -- ${Object.keys(steps).join('|')} [--db=sqlite|postgres] [--seconds=N] [--log-level=LEVEL]`)
+  process.exit(2)
+}
+
+const profiles = fileURLToPath(new URL('../bench/profiles/', import.meta.url))
+mkdirSync(profiles, { recursive: true })
+const before = new Set(readdirSync(profiles))
+const work = mkdtempSync(join(tmpdir(), 'book-profile-'))
+const database = values.db === 'postgres' ? await createDatabase(`profile_${process.pid}`) : { url: `sqlite:${join(work, 'profile.db')}` }
+if ('skip' in database) {
+  console.error(database.skip)
+  process.exit(1)
+}
+try {
+  const service = await startService({
+    dbUrl: database.url,
+    logLevel: values['log-level'],
+    cpus: '0',
+    nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${profiles}`],
+  })
+  try {
+    const token = await login(service)
+    const ids = await createBooks(service, token, BOOKS)
+    const load = { connections: 50, durationSeconds: seconds, runs: 1, cpus: '1' }
+    const workload = await step.workload({ service, token, ids, done: [], load })
+    const run = await wrk(service.baseUrl, service.pid, workload, load, seconds)
+    console.log(
+      `${step.name}: ${run.requestsPerSecond.toFixed(0)} req/s, CPU ${run.cpuMicrosecondsPerRequest.toFixed(0)} µs/request, ${run.errors} errors`,
+    )
+  } finally {
+    await service.stop()
+  }
+} finally {
+  if (values.db === 'postgres') await dropDatabase(`profile_${process.pid}`)
+  rmSync(work, { recursive: true, force: true })
+}
+for (const file of readdirSync(profiles)) if (!before.has(file)) console.log(join(profiles, file))

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { StoreUnavailableError } from '../../src/store/store.ts'
+import { WriteBatches, type BatchedWrite } from '../../src/store/write-batches.ts'
+
+/** A counter per id, written by statements that are recorded; `fail` makes a statement throw. */
+function engine() {
+  const values = new Map<number, number>()
+  const statements: string[] = []
+  let fail: ((inputs: { id: number }[]) => Error | undefined) | undefined
+  const add: BatchedWrite<{ id: number; by: number }, number> = {
+    async run(inputs) {
+      statements.push(`add ${inputs.map((i) => i.id).join(',')}`)
+      const error = fail?.(inputs)
+      if (error) throw error
+      return inputs.map(({ id, by }) => {
+        values.set(id, (values.get(id) ?? 0) + by)
+        return values.get(id)!
+      })
+    },
+    target: (input) => input.id,
+  }
+  const remove: BatchedWrite<{ id: number }, boolean> = {
+    async run(inputs) {
+      statements.push(`remove ${inputs.map((i) => i.id).join(',')}`)
+      return inputs.map(({ id }) => values.delete(id))
+    },
+  }
+  return {
+    values,
+    statements,
+    add,
+    remove,
+    failWith: (f: typeof fail) => {
+      fail = f
+    },
+  }
+}
+
+test('writes asked for in one turn go as one statement, each with its own outcome', async () => {
+  const e = engine()
+  const batches = new WriteBatches()
+  const outcomes = await Promise.all([1, 2, 3].map((id) => batches.add(e.add, { id, by: id * 10 })))
+  assert.deepEqual(outcomes, [10, 20, 30])
+  assert.deepEqual(e.statements, ['add 1,2,3'])
+})
+
+test('a write to the same target as one before it waits for the next statement and sees it', async () => {
+  const e = engine()
+  const batches = new WriteBatches()
+  const outcomes = await Promise.all([
+    batches.add(e.add, { id: 1, by: 1 }),
+    batches.add(e.add, { id: 2, by: 1 }),
+    batches.add(e.add, { id: 1, by: 1 }),
+    batches.add(e.add, { id: 3, by: 1 }),
+  ])
+  assert.deepEqual(outcomes, [1, 1, 2, 1])
+  assert.deepEqual(e.statements, ['add 1,2', 'add 1,3'])
+})
+
+test('writes of different kinds keep the order they were asked in', async () => {
+  const e = engine()
+  const batches = new WriteBatches()
+  const outcomes = await Promise.all([
+    batches.add(e.add, { id: 1, by: 5 }),
+    batches.add(e.remove, { id: 1 }),
+    batches.add(e.remove, { id: 1 }),
+    batches.add(e.add, { id: 1, by: 7 }),
+  ])
+  assert.deepEqual(outcomes, [5, true, false, 7])
+  assert.deepEqual(e.statements, ['add 1', 'remove 1,1', 'add 1'])
+})
+
+test('writes asked for while a statement is under way go together in the next', async () => {
+  const e = engine()
+  const batches = new WriteBatches()
+  const first = batches.add(e.add, { id: 1, by: 1 })
+  await new Promise((resolve) => setImmediate(resolve))
+  // The first statement has started; these three wait for it, then share one.
+  const later = [2, 3, 4].map((id) => batches.add(e.add, { id, by: 1 }))
+  await Promise.all([first, ...later])
+  assert.deepEqual(e.statements, ['add 1', 'add 2,3,4'])
+})
+
+test('a statement that fails on a row is retried one write at a time', async () => {
+  const e = engine()
+  const batches = new WriteBatches()
+  const broken = new Error('check constraint')
+  e.failWith((inputs) => (inputs.some((i) => i.id === 2) ? broken : undefined))
+  const outcomes = await Promise.allSettled([1, 2, 3].map((id) => batches.add(e.add, { id, by: 1 })))
+  assert.deepEqual(outcomes, [
+    { status: 'fulfilled', value: 1 },
+    { status: 'rejected', reason: broken },
+    { status: 'fulfilled', value: 1 },
+  ])
+  assert.deepEqual(e.statements, ['add 1,2,3', 'add 1', 'add 2', 'add 3'])
+})
+
+test('an unavailable store fails every write of the statement, and later writes try again', async () => {
+  const e = engine()
+  const batches = new WriteBatches()
+  const away = new StoreUnavailableError(new Error('connection refused'))
+  e.failWith(() => away)
+  const outcomes = await Promise.allSettled([1, 2].map((id) => batches.add(e.add, { id, by: 1 })))
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    ['rejected', 'rejected'],
+  )
+  assert.deepEqual(e.statements, ['add 1,2'])
+  e.failWith(undefined)
+  assert.equal(await batches.add(e.add, { id: 1, by: 1 }), 1)
+})
+
+test('with a concurrency of two, a second batch starts while the first is under way', async () => {
+  const statements: string[] = []
+  let release: () => void = () => {}
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const write: BatchedWrite<number, number> = {
+    async run(inputs) {
+      statements.push(inputs.join(','))
+      if (inputs.includes(1)) await held
+      return inputs
+    },
+  }
+  const batches = new WriteBatches({ concurrency: 2 })
+  const first = batches.add(write, 1)
+  await new Promise((resolve) => setImmediate(resolve))
+  const second = [2, 3].map((n) => batches.add(write, n))
+  assert.deepEqual(await Promise.all(second), [2, 3])
+  const third = [4, 5].map((n) => batches.add(write, n))
+  assert.deepEqual(await Promise.all(third), [4, 5])
+  assert.deepEqual(statements, ['1', '2,3', '4,5'])
+  release()
+  assert.equal(await first, 1)
+})
