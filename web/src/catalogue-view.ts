@@ -2,6 +2,7 @@ import type { Api, Book } from './api.ts'
 import { openBookDialog } from './book-dialog.ts'
 import { yearProblem } from './book-rules.ts'
 import { createBookTable } from './book-table.ts'
+import { bookTransfer } from './book-transfer.ts'
 import { confirmDelete } from './confirm-dialog.ts'
 import { h, uniqueId } from './dom.ts'
 import { EVERY_BOOK, firstPageUrl, isFiltered, type FindQuery, type SortField } from './find-query.ts'
@@ -22,7 +23,7 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`
 }
 
-/** The signed-in page: find, browse, add, edit and delete books. */
+/** The signed-in page: find, browse, add, edit, delete, import and export books. */
 export function catalogueView(api: Api): HTMLElement {
   const messages = createMessages()
   // The service takes at most 200 characters of each (CONTRACT section 9).
@@ -56,6 +57,7 @@ export function catalogueView(api: Api): HTMLElement {
     h('div', { class: 'table-wrap' }, table.element),
     empty,
     loadMore,
+    bookTransfer(api, messages, { query: () => query, imported: () => load() }),
   )
 
   let query: FindQuery = { ...EVERY_BOOK }

@@ -20,17 +20,29 @@ export interface FindQuery {
 
 export const EVERY_BOOK: FindQuery = { q: '', author: '', yearFrom: '', yearTo: '', sort: undefined }
 
-/** The first page's address; later pages come from the `Link` header of the one before. */
-export function firstPageUrl(query: FindQuery): string {
+function findParams(query: FindQuery): URLSearchParams {
   const params = new URLSearchParams()
   if (query.q.trim() !== '') params.set('q', query.q)
   if (query.author.trim() !== '') params.set('author', query.author)
   if (query.yearFrom.trim() !== '') params.set('year_from', query.yearFrom.trim())
   if (query.yearTo.trim() !== '') params.set('year_to', query.yearTo.trim())
   if (query.sort) params.set('sort', `${query.sort.descending ? '-' : ''}${query.sort.field}`)
+  return params
+}
+
+/** The first page's address; later pages come from the `Link` header of the one before. */
+export function firstPageUrl(query: FindQuery): string {
+  const params = findParams(query)
   params.set('limit', String(PAGE_SIZE))
   params.set('count', 'true')
   return `/books?${params}`
+}
+
+/** The CSV export of every book the query finds, in its order (CONTRACT section 10). */
+export function exportUrl(query: FindQuery): string {
+  const params = findParams(query)
+  params.set('format', 'csv')
+  return `/books/export?${params}`
 }
 
 /** True when the query narrows the catalogue, so an empty answer means "no match" rather than "no books". */

@@ -17,6 +17,8 @@ export function describeError(err: unknown): string {
       return `The catalogue is unavailable right now: its store is not answering.${wait || ' Try again shortly.'}`
     case 429:
       return `Too many failed sign-ins from this address.${wait || ' Wait a while before trying again.'}`
+    case 413:
+      return 'The file is too large: import at most 100,000 books and 32 MiB at a time.'
     case 404:
       return 'This book no longer exists: it was deleted meanwhile.'
     case 400:
@@ -30,6 +32,8 @@ export interface Messages {
   element: HTMLElement
   /** An error, with a button that tries again when `retry` is given. */
   error(text: string, retry?: () => void): void
+  /** An error followed by a list of what was wrong, such as an import's refused rows. */
+  errors(text: string, items: string[]): void
   notice(text: string): void
   clear(): void
 }
@@ -58,6 +62,10 @@ export function createMessages(): Messages {
         children.push(button)
       }
       alert.replaceChildren(...children)
+      alert.classList.add('shown')
+    },
+    errors(text, items) {
+      alert.replaceChildren(h('p', {}, text), h('ul', {}, ...items.map((item) => h('li', {}, item))))
       alert.classList.add('shown')
     },
     notice(text) {

@@ -417,6 +417,86 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000 }, () => {
     assert.equal((await call(service, 'GET', `/book/${dune!.id}`, { token })).status, 404)
   })
 
+  it('imports a CSV file chosen with the keyboard, and shows the refused rows of a dropped one without storing anything', async (t) => {
+    const service = await serviceFor(t)
+    await seed(service, [{ title: 'Emma', author: 'Jane Austen', year: 1815 }])
+    const page = await openPage(t, service)
+    await signedIn(page)
+    await page.getByRole('cell', { name: 'Emma', exact: true }).waitFor()
+
+    const good = 'author,title,year\nFrank Herbert,Dune,1965\n"Márquez, Gabriel García",Cien años de soledad,1967\n'
+    const chooser = page.waitForEvent('filechooser')
+    await page.getByLabel('Import books').focus()
+    await page.keyboard.press('Space')
+    await (await chooser).setFiles({ name: 'books.csv', mimeType: 'text/csv', buffer: Buffer.from(good) })
+    await page.getByRole('status').filter({ hasText: 'Imported 2 books from “books.csv”.' }).waitFor()
+    await page.getByRole('cell', { name: 'Cien años de soledad', exact: true }).waitFor()
+    await page.getByRole('cell', { name: 'Márquez, Gabriel García', exact: true }).waitFor()
+    assert.deepEqual((await shownTitles(page)).toSorted(), ['Cien años de soledad', 'Dune', 'Emma'])
+    await assertAccessible(page, 'imported')
+
+    const bad = 'title,author,year\nCarrie,Stephen King,1974\n,Nobody,2000\nEmma,Jane Austen,19999\n'
+    const file = await page.evaluateHandle((text) => {
+      const transfer = new DataTransfer()
+      transfer.items.add(new File([text], 'wrong.csv', { type: 'text/csv' }))
+      return transfer
+    }, bad)
+    await page.locator('.drop-zone').dispatchEvent('drop', { dataTransfer: file })
+    const refused = page.getByRole('alert').filter({ hasText: 'Nothing was imported from “wrong.csv”' })
+    await refused.waitFor()
+    const items = await refused.getByRole('listitem').allTextContents()
+    assert.equal(items.length, 2, items.join('\n'))
+    assert.match(items[0]!, /^Row 2: .*[Tt]itle/)
+    assert.match(items[1]!, /^Row 3: .*[Yy]ear/)
+    await assertAccessible(page, 'import refused')
+    await screenshot(page, 'import-refused-desktop')
+    await page.setViewportSize(PHONE)
+    await assertNoSidewaysScroll(page)
+    await screenshot(page, 'import-refused-phone')
+
+    const token = await login(service)
+    const stored = await call(service, 'GET', '/books', { token })
+    assert.deepEqual(
+      stored.body.data.map((book: Book) => book.title).toSorted(),
+      ['Cien años de soledad', 'Dune', 'Emma'],
+      'nothing of the wrong file is stored',
+    )
+  })
+
+  it('exports the books shown as a CSV file', async (t) => {
+    const service = await serviceFor(t)
+    await seed(service, [
+      { title: 'Dune', author: 'Frank Herbert', year: 1965 },
+      { title: '=HYPERLINK("x")', author: 'Jane Austen', year: 1815 },
+    ])
+    const page = await openPage(t, service, { acceptDownloads: true })
+    await signedIn(page)
+    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
+
+    const download = page.waitForEvent('download')
+    await page.getByRole('button', { name: 'Export CSV' }).click()
+    const file = await download
+    assert.equal(file.suggestedFilename(), 'books.csv')
+    const lines = (await readFile(await file.path(), 'utf8')).trim().split(/\r?\n/)
+    assert.equal(lines[0], 'id,title,author,year')
+    assert.deepEqual(lines.slice(1).toSorted(), [`1,Dune,Frank Herbert,1965`, `2,"'=HYPERLINK(""x"")",Jane Austen,1815`].toSorted())
+    await assertAccessible(page, 'exported')
+
+    if (!(await findsBooks(service))) return
+    // The export follows the search shown, when the service's export reads it.
+    await page.getByLabel('Filter by author').fill('austen')
+    await waitForTitles(page, ['=HYPERLINK("x")'])
+    const narrowed = page.waitForEvent('download')
+    const request = page.waitForRequest('**/books/export?*')
+    await page.getByRole('button', { name: 'Export CSV' }).click()
+    const url = new URL((await request).url())
+    assert.equal(url.searchParams.get('author'), 'austen')
+    assert.equal(url.searchParams.get('format'), 'csv')
+    assert.equal(url.searchParams.get('limit'), null)
+    const narrowedLines = (await readFile(await (await narrowed).path(), 'utf8')).trim().split(/\r?\n/)
+    assert.ok(narrowedLines.includes(`2,"'=HYPERLINK(""x"")",Jane Austen,1815`), narrowedLines.join('\n'))
+  })
+
   it('shows hostile titles and authors as text, without running them', async (t) => {
     const service = await serviceFor(t)
     await seed(service, [

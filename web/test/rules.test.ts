@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { nextLink } from '../src/api.ts'
+import { importType, nextLink } from '../src/api.ts'
 import { checkBook } from '../src/book-rules.ts'
-import { EVERY_BOOK, firstPageUrl, isFiltered } from '../src/find-query.ts'
+import { EVERY_BOOK, exportUrl, firstPageUrl, isFiltered } from '../src/find-query.ts'
 
 const DUNE = { title: 'Dune', author: 'Frank Herbert', year: '1965' }
 
@@ -47,6 +47,27 @@ describe('the query of "Finding books" (CONTRACT section 9)', () => {
     const params = new URL(firstPageUrl(query), 'http://x').searchParams
     assert.deepEqual(Object.fromEntries(params), { q: 'harr pott', year_from: '1990', sort: '-title', limit: '50', count: 'true' })
     assert.equal(isFiltered(query), true)
+  })
+
+  it('exports with the same words, filters and sort, without paging', () => {
+    const query = { q: 'harr pott', author: 'rowling', yearFrom: '', yearTo: '2000', sort: { field: 'year' as const, descending: false } }
+    const url = new URL(exportUrl(query), 'http://x')
+    assert.equal(url.pathname, '/books/export')
+    assert.deepEqual(Object.fromEntries(url.searchParams), {
+      q: 'harr pott',
+      author: 'rowling',
+      year_to: '2000',
+      sort: 'year',
+      format: 'csv',
+    })
+    assert.equal(exportUrl(EVERY_BOOK), '/books/export?format=csv')
+  })
+
+  it('sends an import as CSV unless the file is named .ndjson or .json', () => {
+    assert.equal(importType('books.csv'), 'text/csv')
+    assert.equal(importType('books.txt'), 'text/csv')
+    assert.equal(importType('Books.NDJSON'), 'application/x-ndjson')
+    assert.equal(importType('books.json'), 'application/json')
   })
 
   it('follows the rel="next" link of the Link header as it is', () => {
