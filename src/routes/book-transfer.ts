@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
@@ -11,8 +12,10 @@ import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { NewBook } from '../schemas.ts'
-import { failures, IdempotencyKeyHeader, idempotencyFailures } from '../schemas.ts'
+import { failures, IdempotencyKeyHeader, idempotencyFailures, ListQuery } from '../schemas.ts'
 import type { Book, Store } from '../store/store.ts'
+import type { Position } from '../books/find-query.ts'
+import { findQueryOf, parseBookQuery } from '../books/query.ts'
 import { exportAnswers, importAnswers, importBody, UNSUPPORTED_MEDIA_TYPE } from './book-transfer-docs.ts'
 
 declare module 'fastify' {
@@ -31,8 +34,12 @@ export interface BookTransferOptions {
 /** Books read per query while an export streams out. */
 const EXPORT_PAGE = 1000
 
+// Every parameter of `GET /books` but paging: an export is always the whole match.
+const { limit: _limit, cursor: _cursor, ...findParameters } = ListQuery.properties
+
 const ExportQuery = Type.Object({
   format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('ndjson')], { description: 'The file format; `csv` by default' })),
+  ...findParameters,
 })
 
 const FILES = {
@@ -130,8 +137,9 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
     '/books/export',
     {
       schema: {
-        summary: 'Export every book as a CSV or NDJSON file',
-        description: 'Streamed in id order at constant memory; what it writes, `POST /books/import` reads back.',
+        summary: 'Export the books that match as a CSV or NDJSON file',
+        description:
+          'Every book that the filters and sort of `GET /books` select (all books in id order without them), streamed at constant memory; what it writes, `POST /books/import` reads back.',
         operationId: 'exportBooks',
         tags: ['Books'],
         security,
@@ -141,15 +149,23 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
       config: { invalidInputMessage: 'Invalid input' },
     },
     async (request, reply) => {
-      const file = FILES[request.query.format ?? 'csv']
+      const { format, ...raw } = request.query
+      const file = FILES[format ?? 'csv']
+      // Paging has no meaning for a file, and a parameter ignored would look like a filter applied.
+      if ('limit' in raw || 'cursor' in raw) throw new HttpError(400, 'Invalid input')
+      const query = parseBookQuery(raw)
+      const find = (after: Position | undefined, count = false) => store.books.find({ ...findQueryOf(query, after, EXPORT_PAGE), count })
       // The first page is read before answering, so that an unreachable store is a 503, not a cut file.
-      const first = await store.books.list(0, EXPORT_PAGE)
+      const { found: first, total } = await find(undefined, query.count)
+      if (total !== undefined) reply.header('x-total-count', String(total))
       async function* pages(): AsyncGenerator<Book[]> {
         let page = first
-        yield page
+        yield page.map(({ book }) => book)
         while (page.length === EXPORT_PAGE) {
-          page = await store.books.list(page.at(-1)!.id, EXPORT_PAGE)
-          yield page
+          // SQLite reads a page synchronously: a turn between pages lets other requests through.
+          await nextTurn()
+          page = (await find(page.at(-1)!.position)).found
+          yield page.map(({ book }) => book)
         }
       }
       return (reply as FastifyReply)

@@ -221,6 +221,34 @@ for (const engine of storeEngines) {
       )
     })
 
+    test('GET /books/export takes the filters, search and sort of GET /books, and counts with count=true', async (t) => {
+      const { call, importBody } = await service(t)
+      envelopeOf(await importBody(JSON.stringify([dune, emma, garcia]), 'application/json'), 201, 'Books imported successfully')
+      const titles = async (params: string) => {
+        const res = await call({ method: 'GET', url: `/books/export?format=ndjson&${params}` })
+        assert.equal(res.statusCode, 200, params)
+        return {
+          titles: res.body
+            .trimEnd()
+            .split('\n')
+            .filter((line) => line !== '')
+            .map((line) => JSON.parse(line).title as string),
+          total: res.headers['x-total-count'],
+        }
+      }
+      assert.deepEqual(await titles('author=garcia'), { titles: ['Cien años de soledad'], total: undefined })
+      assert.deepEqual(await titles('year_from=1900&sort=-year'), { titles: ['Cien años de soledad', 'Dune'], total: undefined })
+      assert.deepEqual(await titles('q=emm&count=true'), { titles: [emma.title], total: '1' })
+      assert.deepEqual(await titles('sort=title'), { titles: [garcia.title, dune.title, emma.title].sort(), total: undefined })
+    })
+
+    test('an export refuses the parameters of paging and any invalid filter with 400 Invalid input', async (t) => {
+      const { call } = await service(t)
+      for (const params of ['limit=10', 'cursor=abc', 'year_from=2000&year_to=1999', 'sort=pages', 'q=harry&after=3']) {
+        envelopeOf(await call({ method: 'GET', url: `/books/export?format=csv&${params}` }), 400, 'Invalid input')
+      }
+    })
+
     test('an unknown export format is 400 Invalid input', async (t) => {
       const { call } = await service(t)
       envelopeOf(await call({ method: 'GET', url: '/books/export?format=xlsx' }), 400, 'Invalid input')
