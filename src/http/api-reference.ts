@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import apiReference from '@scalar/fastify-api-reference'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { compressAsset, sendAsset, type CompressedAsset } from './compressed-asset.ts'
 import { OPENAPI_PATH } from './openapi.ts'
@@ -20,26 +19,36 @@ const CONFIGURATION = {
   defaultOpenAllTags: true,
 } as const
 
+/** What the package answers: its page and its script, asked of it once per process. */
+interface ReferenceFiles {
+  html: string
+  script: CompressedAsset
+}
+
 /**
- * The package keeps its 4.3 MB script as a string and sends it as such, which encodes a copy
- * for every reader. It is fetched once from the package's own route, compressed once, and
- * shared by every answer of the process.
+ * The package parses a 4.3 MB module and keeps its script as a string that it would encode for
+ * every reader. It is imported on the first request for the docs, not at start-up, and asked
+ * once for its page and script, which every answer of the process then shares.
  */
-let script: Promise<CompressedAsset> | undefined
-function scalarScript(): Promise<CompressedAsset> {
-  script ??= (async () => {
+let files: Promise<ReferenceFiles> | undefined
+function referenceFiles(): Promise<ReferenceFiles> {
+  files ??= (async () => {
+    const { default: apiReference } = await import('@scalar/fastify-api-reference')
     const source = Fastify()
     try {
       await source.register(apiReference, { routePrefix: DOCS_PATH, configuration: CONFIGURATION })
-      const res = await source.inject({ method: 'GET', url: `${DOCS_PATH}/${SCRIPT_PATH}` })
-      return await compressAsset(res.rawPayload, 'application/javascript; charset=utf-8')
+      const [page, script] = await Promise.all([
+        source.inject({ method: 'GET', url: `${DOCS_PATH}/` }),
+        source.inject({ method: 'GET', url: `${DOCS_PATH}/${SCRIPT_PATH}` }),
+      ])
+      return { html: page.body, script: await compressAsset(script.rawPayload, 'application/javascript; charset=utf-8') }
     } finally {
       await source.close()
     }
   })()
   // A failure is not remembered: the next request tries again.
-  script.catch(() => (script = undefined))
-  return script
+  files.catch(() => (files = undefined))
+  return files
 }
 
 /** The page's own policy: its script and inline start-up script (by hash), the styles the script injects, this service's API. */
@@ -67,16 +76,11 @@ function contentSecurityPolicy(html: string): string {
  * other host, and its content security policy allows nothing else.
  */
 export async function serveApiReference(app: FastifyInstance): Promise<void> {
-  await app.register(async function docs(scope) {
-    scope.addHook('onRequest', async (request, reply) => {
-      if (request.routeOptions.url === `${DOCS_PATH}/${SCRIPT_PATH}`) return sendAsset(request, reply, await scalarScript())
-    })
-    scope.addHook('onSend', async (_request, reply, payload) => {
-      if (typeof payload === 'string' && String(reply.getHeader('content-type')).startsWith('text/html')) {
-        reply.header('content-security-policy', contentSecurityPolicy(payload))
-      }
-      return payload
-    })
-    await scope.register(apiReference, { routePrefix: DOCS_PATH, configuration: CONFIGURATION })
+  const hidden = { schema: { hide: true } }
+  app.get(DOCS_PATH, hidden, (_request, reply) => reply.redirect(`${DOCS_PATH}/`, 301))
+  app.get(`${DOCS_PATH}/`, hidden, async (_request, reply) => {
+    const { html } = await referenceFiles()
+    return reply.type('text/html; charset=utf-8').header('content-security-policy', contentSecurityPolicy(html)).send(html)
   })
+  app.get(`${DOCS_PATH}/${SCRIPT_PATH}`, hidden, async (request, reply) => sendAsset(request, reply, (await referenceFiles()).script))
 }
