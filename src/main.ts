@@ -1,7 +1,5 @@
 import cluster from 'node:cluster'
-import { runPrimary, workerMetrics } from './cluster.ts'
 import { ConfigError, loadConfig, readEnv, type Config } from './config.ts'
-import { serve } from './server.ts'
 import { StoreUnavailableError } from './store/store.ts'
 
 let config: Config
@@ -13,6 +11,9 @@ try {
   process.exit(1)
 }
 
+// The service itself loads once the configuration is accepted, so a refusal is said at once.
+const { runPrimary, workerMetrics } = await import('./cluster.ts')
+const { serve } = await import('./server.ts')
 try {
   if (config.workers > 1 && cluster.isPrimary) await runPrimary(config)
   else await serve(config, cluster.isWorker ? { metrics: workerMetrics() } : {})
