@@ -1,6 +1,7 @@
 /**
  * Import and export throughput: a 100,000-row CSV import on each engine, with the worst read
- * latency seen while it runs, and an export of 1,000,000 books with the service's peak RSS.
+ * latency seen while it runs; the peak RSS a freshly started service reaches through an import
+ * near the 32 MiB limit; and an export of 1,000,000 books with the service's peak RSS.
  *
  *   node scripts/bench/transfer.ts [--rows=N] [--export=N] [--only=sqlite,postgres]
  *
@@ -37,6 +38,17 @@ export interface ExportFigures {
   peakRssMiB: number
 }
 
+/** Peak RSS of a freshly started service through one import of long rows. */
+export interface ImportMemoryFigures {
+  engine: string
+  rows: number
+  mebibytes: number
+  /** The service process's peak resident set before the import, after start-up and a login. */
+  peakRssBeforeMiB: number
+  /** The service process's peak resident set, from start-up through the import. */
+  peakRssMiB: number
+}
+
 const MiB = 1024 * 1024
 
 function csvOf(rows: number, offset: number): string {
@@ -44,6 +56,16 @@ function csvOf(rows: number, offset: number): string {
   for (let n = offset; n < offset + rows; n++) {
     const { title, author, year } = sampleBook(n)
     lines.push(`${title},${author},${year}`)
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/** Rows of about 330 characters, so that 100,000 of them come close to the 32 MiB limit. */
+function longCsvOf(rows: number): string {
+  const lines = ['title,author,year']
+  for (let n = 0; n < rows; n++) {
+    const { title, author, year } = sampleBook(n)
+    lines.push(`${title.padEnd(205, ' of the long title')},${author.padEnd(115, ' and co-authors')},${year}`)
   }
   return `${lines.join('\n')}\n`
 }
@@ -83,6 +105,20 @@ export async function measureImport(engine: string, service: Service, token: str
   return { engine, rows: imported, seconds, rowsPerSecond: imported / seconds, reads, worstReadMs: worst }
 }
 
+/** The service's peak RSS before and after one import of `rows` rows of about 330 characters. */
+export async function measureImportMemory(engine: string, service: Service, token: string, rows: number): Promise<ImportMemoryFigures> {
+  const csv = longCsvOf(rows)
+  const before = (peakRss(service.pid) ?? 0) / MiB
+  const imported = await importCsv(service, token, csv)
+  return {
+    engine,
+    rows: imported,
+    mebibytes: Buffer.byteLength(csv) / MiB,
+    peakRssBeforeMiB: before,
+    peakRssMiB: (peakRss(service.pid) ?? 0) / MiB,
+  }
+}
+
 /** Times a CSV export of every book, reading it as a client saving the file would. */
 export async function measureExport(engine: string, service: Service, token: string): Promise<ExportFigures> {
   const before = (peakRss(service.pid) ?? 0) / MiB
@@ -115,29 +151,32 @@ export interface TransferOptions {
   log: (line: string) => void
 }
 
+/** Runs `measure` against a freshly started service, logged in, and stops the service after it. */
+async function withService<T>(dbUrl: string, measure: (service: Service, token: string) => Promise<T>): Promise<T> {
+  const service = await startService({ dbUrl })
+  try {
+    return await measure(service, await login(service))
+  } finally {
+    await service.stop()
+  }
+}
+
 /** Every measurement of this module, on each engine asked for. */
 export async function measureTransfer({ rows, exportBooks, engines, log }: TransferOptions) {
   const imports: ImportFigures[] = []
+  const importMemory: ImportMemoryFigures[] = []
   const exports: ExportFigures[] = []
   if (engines.includes('sqlite')) {
     const work = mkdtempSync(join(tmpdir(), 'book-transfer-'))
-    const path = join(work, 'transfer.db')
     try {
-      let service = await startService({ dbUrl: `sqlite:${path}` })
-      try {
-        imports.push(await measureImport('SQLite', service, await login(service), rows))
-      } finally {
-        await service.stop()
-      }
+      const dbUrl = `sqlite:${join(work, 'transfer.db')}`
+      importMemory.push(await withService(`sqlite:${join(work, 'memory.db')}`, (s, t) => measureImportMemory('SQLite', s, t, rows)))
+      log(`  SQLite import memory: ${JSON.stringify(importMemory.at(-1))}`)
+      imports.push(await withService(dbUrl, (s, t) => measureImport('SQLite', s, t, rows)))
       log(`  SQLite import: ${JSON.stringify(imports.at(-1))}`)
       // Straight into the file, then a fresh process: its peak RSS is the export's.
-      seedSqlite(path, Math.max(0, exportBooks - rows))
-      service = await startService({ dbUrl: `sqlite:${path}` })
-      try {
-        exports.push(await measureExport('SQLite', service, await login(service)))
-      } finally {
-        await service.stop()
-      }
+      seedSqlite(join(work, 'transfer.db'), Math.max(0, exportBooks - rows))
+      exports.push(await withService(dbUrl, (s, t) => measureExport('SQLite', s, t)))
       log(`  SQLite export: ${JSON.stringify(exports.at(-1))}`)
     } finally {
       rmSync(work, { recursive: true, force: true })
@@ -149,26 +188,29 @@ export async function measureTransfer({ rows, exportBooks, engines, log }: Trans
     if ('skip' in database) log(`  PostgreSQL: skipped, ${database.skip}`)
     else {
       try {
-        const service = await startService({ dbUrl: database.url })
-        try {
-          imports.push(await measureImport('PostgreSQL', service, await login(service), rows))
-        } finally {
-          await service.stop()
-        }
+        importMemory.push(await withService(database.url, (s, t) => measureImportMemory('PostgreSQL', s, t, rows)))
+        log(`  PostgreSQL import memory: ${JSON.stringify(importMemory.at(-1))}`)
+        imports.push(await withService(database.url, (s, t) => measureImport('PostgreSQL', s, t, rows)))
         log(`  PostgreSQL import: ${JSON.stringify(imports.at(-1))}`)
       } finally {
         await dropDatabase(name)
       }
     }
   }
-  return { imports, exports }
+  return { imports, importMemory, exports }
 }
 
-export function transferTable({ imports, exports }: Awaited<ReturnType<typeof measureTransfer>>): string {
+export function transferTable({ imports, importMemory, exports }: Awaited<ReturnType<typeof measureTransfer>>): string {
   const lines = ['| import | rows | seconds | rows/s | worst read during it (ms) |', '|---|---:|---:|---:|---:|']
   for (const f of imports) {
     lines.push(
       `| ${f.engine} CSV | ${f.rows} | ${f.seconds.toFixed(2)} | ${Math.round(f.rowsPerSecond)} | ${f.worstReadMs.toFixed(0)} (${f.reads} reads) |`,
+    )
+  }
+  lines.push('', '| import of long rows | rows | MiB | peak RSS before → after (MiB) |', '|---|---:|---:|---:|')
+  for (const f of importMemory) {
+    lines.push(
+      `| ${f.engine} CSV | ${f.rows} | ${f.mebibytes.toFixed(1)} | ${f.peakRssBeforeMiB.toFixed(0)} → ${f.peakRssMiB.toFixed(0)} |`,
     )
   }
   lines.push('', '| export | books | seconds | books/s | MiB | peak RSS before → after (MiB) |', '|---|---:|---:|---:|---:|---:|')

@@ -31,8 +31,13 @@ export interface BookTransferOptions {
   metrics: Pick<Metrics, 'countImportedBooks'>
 }
 
-/** Books read per query while an export streams out. */
-const EXPORT_PAGE = 1000
+/**
+ * Books read per query while an export streams out. Small, because what a page holds is alive
+ * whenever csv-stringify's garbage sets off a young collection: V8 grows its young generation
+ * with what survives those, and a page of 1,000 took a CSV export of a million books from
+ * 175 to 380 MiB of peak RSS, where 200 stays near 260.
+ */
+const EXPORT_PAGE = 200
 
 // Every parameter of `GET /books` but paging: an export is always the whole match.
 const { limit: _limit, cursor: _cursor, ...findParameters } = ListQuery.properties

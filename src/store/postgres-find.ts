@@ -1,6 +1,6 @@
 import type { QueryResultRow } from 'pg'
 import type { FindQuery, FoundBooks } from '../books/find-query.ts'
-import { countStatement, findStatement, foundBooks, keyCount, type FindDialect, type FoundRow, type Statement } from './find-sql.ts'
+import { countStatement, findStatement, foundBooks, type FindDialect, type FoundRow, type Statement } from './find-sql.ts'
 
 /** LIKE's wildcards and its escape character as plain characters. */
 function likeLiteral(text: string): string {
@@ -29,17 +29,17 @@ export const postgresFind: FindDialect = {
   yearBesideOrder: 'year',
 }
 
-/** Runs one statement and gives back its rows. */
-export type RunStatement = (statement: Statement) => Promise<QueryResultRow[]>
+/** Runs one statement and gives back its rows, as arrays when `rowMode` says so. */
+export type RunStatement = (statement: Statement & { rowMode?: 'array' }) => Promise<QueryResultRow[]>
 
 /** Finds books with `run`; the count, when asked for, runs beside the page, on another connection. */
 export function postgresFinder(run: RunStatement): (query: FindQuery) => Promise<FoundBooks> {
   return async (query) => {
     const [rows, counted] = await Promise.all([
-      run(findStatement(query, postgresFind)),
+      run({ ...findStatement(query, postgresFind), rowMode: 'array' }),
       query.count ? run(countStatement(query.filter, postgresFind)) : undefined,
     ])
-    const found = foundBooks(rows as FoundRow[], keyCount(query))
+    const found = foundBooks(rows as unknown as FoundRow[])
     return counted === undefined ? { found } : { found, total: Number(counted[0]!.total) }
   }
 }

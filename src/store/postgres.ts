@@ -123,7 +123,10 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
  * Runs one statement, on the pool or on the client a transaction holds; one without a name is
  * parsed anew each time (finds, whose text varies with the query).
  */
-type Query = <R extends QueryResultRow>(statement: Statement | { text: string }, values: unknown[]) => Promise<pg.QueryResult<R>>
+type Query = <R extends QueryResultRow>(
+  statement: Statement | { text: string; rowMode?: 'array' },
+  values: unknown[],
+) => Promise<pg.QueryResult<R>>
 
 /** Sends one write of a kind that batchedBookWrites runs, and answers with its outcome. */
 type Write = <I, O>(write: BatchedWrite<I, O>, input: I) => Promise<O>
@@ -161,7 +164,7 @@ function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | 
       const { json, count, lastId } = rows[0]!
       return { json, count, lastId: lastId ?? undefined }
     },
-    find: postgresFinder(async ({ text, values }) => (await query({ text }, values)).rows),
+    find: postgresFinder(async ({ values, ...statement }) => (await query(statement, values)).rows),
     update: (id, changes, expectedRevisions) => write(writes.update, { id, changes, expectedRevisions }),
     delete: (id) => write(writes.remove, id),
   }

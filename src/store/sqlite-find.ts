@@ -1,6 +1,6 @@
-import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite'
+import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 'node:sqlite'
 import type { FindQuery, FoundBooks } from '../books/find-query.ts'
-import { countStatement, findStatement, foundBooks, keyCount, type FindDialect, type FoundRow, type Statement } from './find-sql.ts'
+import { countStatement, findStatement, foundBooks, type FindDialect, type FoundRow, type Statement } from './find-sql.ts'
 
 /** Trigrams need three characters; shorter text is looked for in every book. */
 const TRIGRAM = 3
@@ -34,7 +34,7 @@ export const sqliteFind: FindDialect = {
 /** Statements per shape of query, prepared once; the shapes are few, but bounded all the same. */
 const PREPARED_SHAPES = 256
 
-/** Runs finds on one connection, preparing each shape of statement once. */
+/** Runs finds on one connection, preparing each shape of statement once; rows come as arrays (see FoundRow). */
 export function sqliteFinder(db: DatabaseSync): (query: FindQuery) => FoundBooks {
   const prepared = new Map<string, StatementSync>()
   const run = ({ text, values }: Statement) => {
@@ -42,13 +42,15 @@ export function sqliteFinder(db: DatabaseSync): (query: FindQuery) => FoundBooks
     if (statement === undefined) {
       if (prepared.size >= PREPARED_SHAPES) prepared.clear()
       statement = db.prepare(text)
+      statement.setReturnArrays(true)
       prepared.set(text, statement)
     }
-    return statement.all(...(values as SQLInputValue[]))
+    // The typings know only object rows.
+    return statement.all(...(values as SQLInputValue[])) as unknown as SQLOutputValue[][]
   }
   return (query) => {
-    const found = foundBooks(run(findStatement(query, sqliteFind)) as unknown as FoundRow[], keyCount(query))
+    const found = foundBooks(run(findStatement(query, sqliteFind)) as FoundRow[])
     if (!query.count) return { found }
-    return { found, total: (run(countStatement(query.filter, sqliteFind))[0] as { total: number }).total }
+    return { found, total: run(countStatement(query.filter, sqliteFind))[0]![0] as number }
   }
 }
