@@ -9,7 +9,7 @@ import { call, login, serviceEnv, startService, type ListeningService } from '..
 import { temporaryDirectory } from '../support/temporary.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
-const CLIENTS = 16
+const CLIENTS = 8
 /** Answers to wait for between steps, so that every step happens under load. */
 const ANSWERS_PER_STEP = 300
 
