@@ -158,7 +158,9 @@ function books(count: number, make: (n: number) => Omit<Book, 'id'>): Omit<Book,
   return Array.from({ length: count }, (_, n) => make(n + 1))
 }
 
-describe('the catalogue page in a browser', { skip, timeout: 180_000 }, () => {
+// Every flow has its own service and browser context, so two run at once: the runner takes files
+// in name order, and this longest one, started last, would otherwise be the suite's tail.
+describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrency: 2 }, () => {
   before(async () => {
     ;({ browser, close: closeBrowser } = await launchChromium())
   })
