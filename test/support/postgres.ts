@@ -4,14 +4,28 @@ import pg from 'pg'
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
 
-/** Why the test database cannot be used, or undefined when it answers. */
+/** Where the suite's global setup leaves its verdict for the test files: the reason, or empty when reachable. */
+const VERDICT = 'TEST_POSTGRES_UNREACHABLE'
+
+/**
+ * Why the test database cannot be used, or undefined when it answers. Asked once per run by the
+ * global setup; a test file reads that verdict instead of asking again while other files load
+ * the machine, and asks itself only when run on its own.
+ */
 export async function postgresUnreachableReason(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 2000 })
+  const verdict = process.env[VERDICT] ?? (await probePostgres())
+  process.env[VERDICT] = verdict
+  return verdict === '' ? undefined : verdict
+}
+
+/** A refused connection fails at once; the long timeout only keeps a busy server from counting as absent. */
+async function probePostgres(): Promise<string> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 15_000 })
   client.on('error', () => {})
   try {
     await client.connect()
     await client.query('SELECT 1')
-    return undefined
+    return ''
   } catch (err) {
     return `${redacted(TEST_DATABASE_URL)} is unreachable (${(err as Error).message})`
   } finally {
