@@ -12,7 +12,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { parseArgs } from 'node:util'
 import { faker } from '@faker-js/faker'
 import pg from 'pg'
-import { searchKeys } from '../../src/books/folding.ts'
+import { bookColumns, INSERT_BOOK_COLUMNS } from '../../src/store/postgres-batched-writes.ts'
 import type { NewBook } from '../../src/store/store.ts'
 import { createDatabase, dropDatabase } from './postgres.ts'
 import { peakRss } from './processes.ts'
@@ -62,19 +62,6 @@ function* generateBooks(count: number): Generator<NewBook> {
   }
 }
 
-function columns(books: NewBook[]) {
-  const keys = books.map(searchKeys)
-  return [
-    books.map((book) => book.title),
-    books.map((book) => book.author),
-    books.map((book) => book.year),
-    keys.map((key) => key.titleFolded),
-    keys.map((key) => key.authorFolded),
-    keys.map((key) => key.titleWords),
-    keys.map((key) => key.authorWords),
-  ]
-}
-
 /** Every BATCH books of the catalogue, keeping one in a thousand as material for queries. */
 async function inBatches(count: number, write: (books: NewBook[]) => Promise<void> | void): Promise<NewBook[]> {
   const kept: NewBook[] = []
@@ -97,7 +84,7 @@ function seedSqlite(path: string, count: number): Promise<NewBook[]> {
   const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
     VALUES (?, ?, ?, ?, ?, ?, ?)`)
   return inBatches(count, (books) => {
-    const [titles, authors, years, tf, af, tw, aw] = columns(books)
+    const [titles, authors, years, tf, af, tw, aw] = bookColumns(books)
     db.exec('BEGIN')
     for (let i = 0; i < books.length; i++) insert.run(titles![i]!, authors![i]!, years![i]!, tf![i]!, af![i]!, tw![i]!, aw![i]!)
     db.exec('COMMIT')
@@ -109,11 +96,7 @@ async function seedPostgres(url: string, count: number): Promise<NewBook[]> {
   await client.connect()
   try {
     return await inBatches(count, async (books) => {
-      await client.query(
-        `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])`,
-        columns(books),
-      )
+      await client.query(INSERT_BOOK_COLUMNS, bookColumns(books))
     })
   } finally {
     await client.query('VACUUM ANALYZE books').catch(() => undefined)

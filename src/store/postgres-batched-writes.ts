@@ -19,16 +19,31 @@ export interface Update {
 
 const COLUMNS = 'id, title, author, year, revision'
 
-// The rows go in in the order given, so their identities rise in that order.
-const INSERT: Statement = {
-  name: 'books_insert_batch',
-  text: `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+/**
+ * Inserts the arrays of `bookColumns`, one statement for any number of books. Ordinality keeps the
+ * rows in the order given, so their identities rise in that order.
+ */
+export const INSERT_BOOK_COLUMNS = `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
   SELECT title, author, year, title_folded, author_folded, title_words, author_words
   FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
     WITH ORDINALITY AS u(title, author, year, title_folded, author_folded, title_words, author_words, n)
-  ORDER BY n
-  RETURNING ${COLUMNS}`,
+  ORDER BY n`
+
+/** The books as the arrays `INSERT_BOOK_COLUMNS` takes: each member, then each search key. */
+export function bookColumns(books: readonly NewBook[]): [string[], string[], number[], string[], string[], string[], string[]] {
+  const keys = books.map(searchKeys)
+  return [
+    books.map((book) => book.title),
+    books.map((book) => book.author),
+    books.map((book) => book.year),
+    keys.map((key) => key.titleFolded),
+    keys.map((key) => key.authorFolded),
+    keys.map((key) => key.titleWords),
+    keys.map((key) => key.authorWords),
+  ]
 }
+
+const INSERT: Statement = { name: 'books_insert_batch', text: `${INSERT_BOOK_COLUMNS} RETURNING ${COLUMNS}` }
 
 // Each row is locked in id order before any is changed (the count is a one-time filter that
 // runs first), so statements from several processes cannot deadlock on each other's rows. A
@@ -81,16 +96,7 @@ interface UpdatedRow extends Omit<StoredBook, 'title' | 'author' | 'year' | 'rev
 export function batchedBookWrites(query: Query) {
   const create: BatchedWrite<NewBook, StoredBook> = {
     async run(books) {
-      const keys = books.map(searchKeys)
-      const { rows } = await query<StoredBook>(INSERT, [
-        books.map((b) => b.title),
-        books.map((b) => b.author),
-        books.map((b) => b.year),
-        keys.map((k) => k.titleFolded),
-        keys.map((k) => k.authorFolded),
-        keys.map((k) => k.titleWords),
-        keys.map((k) => k.authorWords),
-      ])
+      const { rows } = await query<StoredBook>(INSERT, bookColumns(books))
       // Identities rise in the order the rows went in, whatever order they come back in.
       return rows.sort((a, b) => a.id - b.id)
     },

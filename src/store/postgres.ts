@@ -1,8 +1,7 @@
 import pg, { type QueryResultRow } from 'pg'
-import { searchKeys } from '../books/folding.ts'
 import { batchedLookup } from './batched-lookup.ts'
 import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
-import { batchedBookWrites } from './postgres-batched-writes.ts'
+import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS } from './postgres-batched-writes.ts'
 import { postgresFinder } from './postgres-find.ts'
 import { classifyPostgresError } from './postgres-errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
@@ -67,16 +66,7 @@ const RECENT_LOGIN_FAILURES: Statement = {
   text: `SELECT failed_at FROM login_failures WHERE client_key = $1 AND failed_at > $2
   ORDER BY failed_at DESC LIMIT $3`,
 }
-// Arrays in, one statement per batch; ordinality keeps the rows, and so their ids, in array order.
-const INSERT_MANY: Statement = {
-  name: 'books_insert_many',
-  text: `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-  SELECT title, author, year, title_folded, author_folded, title_words, author_words
-  FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
-    WITH ORDINALITY AS r (title, author, year, title_folded, author_folded, title_words, author_words, n)
-  ORDER BY n
-  RETURNING id`,
-}
+const INSERT_MANY: Statement = { name: 'books_insert_many', text: `${INSERT_BOOK_COLUMNS} RETURNING id` }
 // Expired keys go a few at a time with each claim; SKIP LOCKED so that claims never wait on each other's purge.
 const CLAIM_KEY: Statement = {
   name: 'idempotency_keys_claim',
@@ -143,16 +133,7 @@ function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | 
     create: (book) => write(writes.create, book),
     // An import's rows are a batch already: one statement of their own, answered with the ids only.
     async createMany(books) {
-      const keys = books.map(searchKeys)
-      const { rows } = await query<{ id: number }>(INSERT_MANY, [
-        books.map((book) => book.title),
-        books.map((book) => book.author),
-        books.map((book) => book.year),
-        keys.map((key) => key.titleFolded),
-        keys.map((key) => key.authorFolded),
-        keys.map((key) => key.titleWords),
-        keys.map((key) => key.authorWords),
-      ])
+      const { rows } = await query<{ id: number }>(INSERT_MANY, bookColumns(books))
       return rows.map((row) => row.id).sort((a, b) => a - b)
     },
     get,
