@@ -1,7 +1,8 @@
+import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { FastifyInstance, InjectOptions } from 'fastify'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp, type AppParts } from '../src/app.ts'
 import { DEFAULT_LIMITS, type Config } from '../src/config.ts'
 import { createMetrics } from '../src/observability/metrics.ts'
@@ -110,4 +111,16 @@ export async function listenOnLoopback(app: FastifyInstance): Promise<number> {
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('not listening on a TCP port')
   return address.port
+}
+
+/** Asserts an answer is the envelope with this status and message (and data, when given); gives back its data. */
+export function assertEnvelope(res: LightMyRequestResponse, status: number, message: string, data?: unknown) {
+  assert.equal(res.statusCode, status, res.body)
+  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+  const body = res.json()
+  assert.deepEqual(Object.keys(body).sort(), ['data', 'message', 'status'])
+  assert.equal(body.status, status)
+  assert.equal(body.message, message)
+  if (data !== undefined) assert.deepEqual(body.data, data)
+  return body.data
 }

@@ -2,21 +2,11 @@ import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { Readable } from 'node:stream'
 import { describe, test, type TestContext } from 'node:test'
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildTestApp, dune, issueToken, listenOnLoopback, storeEngines, withToken } from '../helpers.ts'
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { assertEnvelope, buildTestApp, dune, issueToken, listenOnLoopback, storeEngines, withToken } from '../helpers.ts'
 
 const emma = { title: 'Emma', author: 'Jane Austen', year: 1815 }
 const garcia = { title: 'Cien años de soledad', author: 'Gabriel García Márquez', year: 1967 }
-
-function envelopeOf(res: LightMyRequestResponse, status: number, message: string) {
-  assert.equal(res.statusCode, status, res.body)
-  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
-  const body = res.json()
-  assert.deepEqual(Object.keys(body).sort(), ['data', 'message', 'status'])
-  assert.equal(body.status, status)
-  assert.equal(body.message, message)
-  return body.data
-}
 
 for (const engine of storeEngines) {
   describe(`import and export on ${engine.name}`, { skip: engine.skip }, () => {
@@ -41,7 +31,7 @@ for (const engine of storeEngines) {
       const { call, importBody, stored } = await service(t)
       const csv = 'year,title,author,notes\r\n1965,Dune,Frank Herbert,first\r\n1815,Emma,Jane Austen,\r\n'
       const res = await importBody(csv, 'text/csv')
-      const data = envelopeOf(res, 201, 'Books imported successfully')
+      const data = assertEnvelope(res, 201, 'Books imported successfully')
       assert.equal(data.imported, 2)
       assert.equal(data.ids.length, 2)
       assert.ok(data.ids[0] < data.ids[1])
@@ -52,9 +42,9 @@ for (const engine of storeEngines) {
     test('NDJSON and JSON arrays import the same way', async (t) => {
       const { importBody, stored } = await service(t)
       const ndjson = `${JSON.stringify(dune)}\n${JSON.stringify(emma)}\n`
-      assert.equal(envelopeOf(await importBody(ndjson, 'application/x-ndjson'), 201, 'Books imported successfully').imported, 2)
+      assert.equal(assertEnvelope(await importBody(ndjson, 'application/x-ndjson'), 201, 'Books imported successfully').imported, 2)
       assert.equal(
-        envelopeOf(await importBody(JSON.stringify([garcia]), 'application/json'), 201, 'Books imported successfully').imported,
+        assertEnvelope(await importBody(JSON.stringify([garcia]), 'application/json'), 201, 'Books imported successfully').imported,
         1,
       )
       assert.deepEqual(await stored(), [dune, emma, garcia])
@@ -63,9 +53,13 @@ for (const engine of storeEngines) {
     test('without a Content-Type, or with the one curl --data-binary sends, the body decides its format', async (t) => {
       const { importBody, stored } = await service(t)
       const csv = 'title,author,year\nDune,Frank Herbert,1965\n'
-      envelopeOf(await importBody(csv, 'application/x-www-form-urlencoded'), 201, 'Books imported successfully')
-      envelopeOf(await importBody(JSON.stringify([emma])), 201, 'Books imported successfully')
-      envelopeOf(await importBody(`${JSON.stringify(garcia)}\n`, 'application/x-www-form-urlencoded'), 201, 'Books imported successfully')
+      assertEnvelope(await importBody(csv, 'application/x-www-form-urlencoded'), 201, 'Books imported successfully')
+      assertEnvelope(await importBody(JSON.stringify([emma])), 201, 'Books imported successfully')
+      assertEnvelope(
+        await importBody(`${JSON.stringify(garcia)}\n`, 'application/x-www-form-urlencoded'),
+        201,
+        'Books imported successfully',
+      )
       assert.deepEqual(await stored(), [dune, emma, garcia])
     })
 
@@ -73,7 +67,7 @@ for (const engine of storeEngines) {
       const { importBody, stored } = await service(t)
       for (const type of ['text/plain', 'application/xml', 'text/csv; charset=iso-8859-1', ';;;']) {
         const res = await importBody('title,author,year\nDune,Frank Herbert,1965\n', type)
-        envelopeOf(res, 415, 'Unsupported Content-Type: send Content-Type: text/csv, application/x-ndjson or application/json')
+        assertEnvelope(res, 415, 'Unsupported Content-Type: send Content-Type: text/csv, application/x-ndjson or application/json')
       }
       assert.deepEqual(await stored(), [])
     })
@@ -81,7 +75,7 @@ for (const engine of storeEngines) {
     test('one invalid row stores nothing: 400 Invalid input with the rows and messages', async (t) => {
       const { importBody, stored } = await service(t)
       const csv = 'title,author,year\nDune,Frank Herbert,1965\n   ,Nobody,2000\nEmma,Jane Austen,18.15\n'
-      const data = envelopeOf(await importBody(csv, 'text/csv'), 400, 'Invalid input')
+      const data = assertEnvelope(await importBody(csv, 'text/csv'), 400, 'Invalid input')
       assert.deepEqual(data, {
         errors: [
           { row: 2, message: 'title must be text of 1 to 500 characters, not blank, with no NUL character' },
@@ -110,7 +104,7 @@ for (const engine of storeEngines) {
         ['header row only', 'title,author,year\n', 'text/csv', /no books/],
       ]
       for (const [name, payload, type, message] of cases) {
-        const data = envelopeOf(await importBody(payload, type), 400, 'Invalid input')
+        const data = assertEnvelope(await importBody(payload, type), 400, 'Invalid input')
         assert.equal(data.errors.length, 1, name)
         assert.match(data.errors[0].message, message, name)
       }
@@ -120,20 +114,20 @@ for (const engine of storeEngines) {
     test('no token: 401 before the body is read', async (t) => {
       const { app } = await service(t)
       const res = await app.inject({ method: 'POST', url: '/books/import', payload: 'x', headers: { 'content-type': 'text/plain' } })
-      envelopeOf(res, 401, 'Authorization token required')
+      assertEnvelope(res, 401, 'Authorization token required')
     })
 
     test('over 100,000 rows is 413 Payload too large, and stores nothing', async (t) => {
       const { importBody, stored } = await service(t)
       const csv = `title,author,year\n${'T,A,1\n'.repeat(100_001)}`
-      envelopeOf(await importBody(csv, 'text/csv'), 413, 'Payload too large')
+      assertEnvelope(await importBody(csv, 'text/csv'), 413, 'Payload too large')
       assert.deepEqual(await stored(), [])
     })
 
     test('over 32 MiB is 413 Payload too large, whether announced or found while streaming', async (t) => {
       const { importBody, stored } = await service(t)
       const big = Buffer.alloc(32 * 1024 * 1024 + 1, 'a')
-      envelopeOf(await importBody(big, 'text/csv'), 413, 'Payload too large')
+      assertEnvelope(await importBody(big, 'text/csv'), 413, 'Payload too large')
       // No Content-Length: the limit is found while the body streams in.
       // White space inside a JSON array is cheap to read, so only the byte limit can stop it.
       const spaces = Buffer.alloc(1024 * 1024, ' ')
@@ -143,7 +137,7 @@ for (const engine of storeEngines) {
           for (let i = 0; i < 33; i++) yield spaces
         })(),
       )
-      envelopeOf(await importBody(unannounced, 'application/json', { 'transfer-encoding': 'chunked' }), 413, 'Payload too large')
+      assertEnvelope(await importBody(unannounced, 'application/json', { 'transfer-encoding': 'chunked' }), 413, 'Payload too large')
       assert.deepEqual(await stored(), [])
     })
 
@@ -175,7 +169,7 @@ for (const engine of storeEngines) {
     test('100,000 rows import in one request, and a metric counts them', async (t) => {
       const { app, importBody } = await service(t)
       const csv = `title,author,year\n${Array.from({ length: 100_000 }, (_, i) => `Title ${i},Author ${i},${i % 9999}`).join('\n')}\n`
-      const data = envelopeOf(await importBody(csv, 'text/csv'), 201, 'Books imported successfully')
+      const data = assertEnvelope(await importBody(csv, 'text/csv'), 201, 'Books imported successfully')
       assert.equal(data.imported, 100_000)
       assert.deepEqual(
         data.ids,
@@ -187,7 +181,7 @@ for (const engine of storeEngines) {
 
     test('GET /books/export writes every book as a CSV file, in id order', async (t) => {
       const { call, importBody } = await service(t)
-      const { ids } = envelopeOf(
+      const { ids } = assertEnvelope(
         await importBody(JSON.stringify([dune, { ...emma, title: '=cmd|calc' }, garcia]), 'application/json'),
         201,
         'Books imported successfully',
@@ -204,7 +198,7 @@ for (const engine of storeEngines) {
 
     test('GET /books/export?format=ndjson writes one book per line', async (t) => {
       const { call, importBody } = await service(t)
-      const { ids } = envelopeOf(await importBody(JSON.stringify([dune, emma]), 'application/json'), 201, 'Books imported successfully')
+      const { ids } = assertEnvelope(await importBody(JSON.stringify([dune, emma]), 'application/json'), 201, 'Books imported successfully')
       const res = await call({ method: 'GET', url: '/books/export?format=ndjson' })
       assert.equal(res.statusCode, 200)
       assert.equal(res.headers['content-type'], 'application/x-ndjson; charset=utf-8')
@@ -223,7 +217,7 @@ for (const engine of storeEngines) {
 
     test('GET /books/export takes the filters, search and sort of GET /books, and counts with count=true', async (t) => {
       const { call, importBody } = await service(t)
-      envelopeOf(await importBody(JSON.stringify([dune, emma, garcia]), 'application/json'), 201, 'Books imported successfully')
+      assertEnvelope(await importBody(JSON.stringify([dune, emma, garcia]), 'application/json'), 201, 'Books imported successfully')
       const titles = async (params: string) => {
         const res = await call({ method: 'GET', url: `/books/export?format=ndjson&${params}` })
         assert.equal(res.statusCode, 200, params)
@@ -245,13 +239,13 @@ for (const engine of storeEngines) {
     test('an export refuses the parameters of paging and any invalid filter with 400 Invalid input', async (t) => {
       const { call } = await service(t)
       for (const params of ['limit=10', 'cursor=abc', 'year_from=2000&year_to=1999', 'sort=pages', 'q=harry&after=3']) {
-        envelopeOf(await call({ method: 'GET', url: `/books/export?format=csv&${params}` }), 400, 'Invalid input')
+        assertEnvelope(await call({ method: 'GET', url: `/books/export?format=csv&${params}` }), 400, 'Invalid input')
       }
     })
 
     test('an unknown export format is 400 Invalid input', async (t) => {
       const { call } = await service(t)
-      envelopeOf(await call({ method: 'GET', url: '/books/export?format=xlsx' }), 400, 'Invalid input')
+      assertEnvelope(await call({ method: 'GET', url: '/books/export?format=xlsx' }), 400, 'Invalid input')
     })
 
     test('export, then import into an empty service, gives the same books (both formats)', async (t) => {
@@ -261,11 +255,11 @@ for (const engine of storeEngines) {
         author: ['@mention', '\ttab', '+plus', 'García'][i % 4]!,
         year: (i % 19999) - 9999,
       }))
-      envelopeOf(await source.importBody(JSON.stringify(books), 'application/json'), 201, 'Books imported successfully')
+      assertEnvelope(await source.importBody(JSON.stringify(books), 'application/json'), 201, 'Books imported successfully')
       for (const format of ['csv', 'ndjson']) {
         const file = await source.call({ method: 'GET', url: `/books/export?format=${format}` })
         const target = await service(t)
-        envelopeOf(await target.importBody(file.rawPayload, String(file.headers['content-type'])), 201, 'Books imported successfully')
+        assertEnvelope(await target.importBody(file.rawPayload, String(file.headers['content-type'])), 201, 'Books imported successfully')
         assert.deepEqual(await target.stored(), books, format)
       }
     })

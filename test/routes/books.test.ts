@@ -1,18 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, test } from 'node:test'
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildTestApp, dune, issueToken, storeEngines, withToken } from '../helpers.ts'
-
-function assertEnvelope(res: LightMyRequestResponse, status: number, message: string, data?: unknown) {
-  assert.equal(res.statusCode, status, res.body)
-  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
-  const body = res.json()
-  assert.deepEqual(Object.keys(body).sort(), ['data', 'message', 'status'])
-  assert.equal(body.status, status)
-  assert.equal(body.message, message)
-  if (data !== undefined) assert.deepEqual(body.data, data)
-  return body.data
-}
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { assertEnvelope, buildTestApp, dune, issueToken, storeEngines, withToken } from '../helpers.ts'
 
 for (const engine of storeEngines) {
   describe(`book routes on ${engine.name}`, { skip: engine.skip }, () => {
