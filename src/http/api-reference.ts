@@ -19,9 +19,10 @@ const CONFIGURATION = {
   defaultOpenAllTags: true,
 } as const
 
-/** What the package answers: its page and its script, asked of it once per process. */
+/** What the package answers, asked of it once per process: its page, with the page's policy, and its script. */
 interface ReferenceFiles {
   html: string
+  policy: string
   script: CompressedAsset
 }
 
@@ -41,7 +42,11 @@ function referenceFiles(): Promise<ReferenceFiles> {
         source.inject({ method: 'GET', url: `${DOCS_PATH}/` }),
         source.inject({ method: 'GET', url: `${DOCS_PATH}/${SCRIPT_PATH}` }),
       ])
-      return { html: page.body, script: await compressAsset(script.rawPayload, 'application/javascript; charset=utf-8') }
+      return {
+        html: page.body,
+        policy: contentSecurityPolicy(page.body),
+        script: await compressAsset(script.rawPayload, 'application/javascript; charset=utf-8'),
+      }
     } finally {
       await source.close()
     }
@@ -79,8 +84,8 @@ export async function serveApiReference(app: FastifyInstance): Promise<void> {
   const hidden = { schema: { hide: true } }
   app.get(DOCS_PATH, hidden, (_request, reply) => reply.redirect(`${DOCS_PATH}/`, 301))
   app.get(`${DOCS_PATH}/`, hidden, async (_request, reply) => {
-    const { html } = await referenceFiles()
-    return reply.type('text/html; charset=utf-8').header('content-security-policy', contentSecurityPolicy(html)).send(html)
+    const { html, policy } = await referenceFiles()
+    return reply.type('text/html; charset=utf-8').header('content-security-policy', policy).send(html)
   })
   app.get(`${DOCS_PATH}/${SCRIPT_PATH}`, hidden, async (request, reply) => sendAsset(request, reply, (await referenceFiles()).script))
 }
