@@ -57,18 +57,21 @@ const GIVE_UP = { timeout: 60_000 }
 
 describe('slow and stuck clients', () => {
   it('cuts a client that trickles its headers with 408 while others are served', GIVE_UP, async (t) => {
-    const limits = { ...SHORT, requestTimeoutMs: LONG_MS }
+    // Long enough that ten answers come first on a loaded machine; 500 ms was not, beside a busy core.
+    const limits = { ...SHORT, headersTimeoutMs: 3000, requestTimeoutMs: LONG_MS }
     const app = await buildTestApp({ limits })
     t.after(() => app.close())
     const port = await listenOnLoopback(app)
     const token = await issueToken(app)
     const slow = trickle(port, 'GET /books HTTP/1.1\r\nHost: x\r\nX-Slow: ', 'abcdefgh', 50)
 
-    for (let i = 0; i < 10; i++) {
-      const res = await fetch(`http://127.0.0.1:${port}/books`, { headers: { authorization: token } })
-      assert.equal(res.status, 200)
-      await res.arrayBuffer()
-    }
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/books`, { headers: { authorization: token } })
+        assert.equal(res.status, 200)
+        await res.arrayBuffer()
+      }),
+    )
     assert.equal(slow.socket.destroyed, false, 'the others were served while the slow client was still connected')
 
     const { received, afterMs } = await slow.closed
