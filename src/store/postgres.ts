@@ -188,15 +188,18 @@ export class PostgresBookStore implements Store {
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
-  // Two at once: one batch is sent and run while the one before waits for its commit's WAL flush.
-  readonly #writes = new WriteBatches({ concurrency: 2 })
+  readonly #writes: WriteBatches
 
   private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {
     this.#queryTimeoutMs = queryTimeoutMs
+    // Two at once: one batch is sent and run while the one before waits for its commit's WAL flush.
+    this.#writes = new WriteBatches({ concurrency: 2, deadlineMs: queryTimeoutMs })
     this.#pool = new pg.Pool({
       connectionString: url,
       max: poolSize,
-      connectionTimeoutMillis: connectTimeoutMs,
+      // Also how long a statement waits for a free connection: no longer than its deadline, or
+      // one whose request was answered 503 could still run once a connection came free.
+      connectionTimeoutMillis: Math.min(connectTimeoutMs, queryTimeoutMs),
       // A stalled server never answers, so the client stops waiting for it on its own clock.
       query_timeout: queryTimeoutMs,
       // The server gives up too, so a statement abandoned by its client stops holding locks.
@@ -211,7 +214,7 @@ export class PostgresBookStore implements Store {
     const query = this.#queryOn(this.#pool)
     const lookup = batchedLookup(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
     // A write in the next batch, failed as unavailable when its answer takes longer than one query may.
-    const batched: Write = (write, input) => withDeadline(this.#writes.add(write, input), queryTimeoutMs)
+    const batched: Write = (write, input) => this.#writes.add(write, input)
     this.books = bookRepository(query, lookup, batched)
     this.loginFailures = loginFailureRepository(query)
     this.idempotencyKeys = idempotencyKeyRepository(query)

@@ -33,20 +33,33 @@ interface Pending {
  *
  * When a statement fails for a reason other than an unavailable store (one row breaking a
  * constraint), its writes are tried one by one, so each fails or succeeds on its own.
+ *
+ * With `deadlineMs`, a write not answered within it fails as unavailable. One still waiting
+ * for its batch then never goes: its request is answered 503, and a write answered so must not
+ * happen later, once the store is back.
  */
 export class WriteBatches {
   readonly #concurrency: number
+  readonly #deadlineMs: number | undefined
   #pending: Pending[] = []
   #underWay = 0
   #scheduled = false
 
-  constructor({ concurrency = 1 }: { concurrency?: number } = {}) {
+  constructor({ concurrency = 1, deadlineMs }: { concurrency?: number; deadlineMs?: number } = {}) {
     this.#concurrency = concurrency
+    this.#deadlineMs = deadlineMs
   }
 
   add<I, O>(write: BatchedWrite<I, O>, input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.#pending.push({ write: write as BatchedWrite<unknown, unknown>, input, resolve: resolve as (value: unknown) => void, reject })
+      const pending: Pending = {
+        write: write as BatchedWrite<unknown, unknown>,
+        input,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      }
+      if (this.#deadlineMs !== undefined) this.#expire(pending, this.#deadlineMs)
+      this.#pending.push(pending)
       if (!this.#scheduled && this.#underWay < this.#concurrency) {
         this.#scheduled = true
         // setImmediate, not a microtask: it runs after every request that this turn's I/O delivered.
@@ -56,6 +69,23 @@ export class WriteBatches {
         })
       }
     })
+  }
+
+  #expire(pending: Pending, ms: number): void {
+    const { resolve, reject } = pending
+    const timer = setTimeout(() => {
+      const waiting = this.#pending.indexOf(pending)
+      if (waiting !== -1) this.#pending.splice(waiting, 1)
+      reject(new StoreUnavailableError(new Error(`No answer within ${ms} ms`)))
+    }, ms)
+    pending.resolve = (value) => {
+      clearTimeout(timer)
+      resolve(value)
+    }
+    pending.reject = (err) => {
+      clearTimeout(timer)
+      reject(err)
+    }
   }
 
   #start(): void {

@@ -135,3 +135,25 @@ test('with a concurrency of two, a second batch starts while the first is under 
   release()
   assert.equal(await first, 1)
 })
+
+test('a write still waiting for its batch at the deadline fails as unavailable and is never sent', { timeout: 5000 }, async () => {
+  const statements: string[] = []
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  const write: BatchedWrite<number, number> = {
+    async run(inputs) {
+      statements.push(inputs.join(','))
+      if (inputs.includes(1)) await held
+      return inputs
+    },
+  }
+  const batches = new WriteBatches({ deadlineMs: 50 })
+  const stuck = batches.add(write, 1)
+  await new Promise((resolve) => setImmediate(resolve))
+  const waiting = batches.add(write, 2)
+  await assert.rejects(stuck, StoreUnavailableError)
+  await assert.rejects(waiting, StoreUnavailableError)
+  release()
+  assert.equal(await batches.add(write, 3), 3)
+  assert.deepEqual(statements, ['1', '3'])
+})
