@@ -9,7 +9,8 @@ interface Statement {
   text: string
 }
 
-export type Query = <R extends QueryResultRow>(statement: Statement, values: unknown[]) => Promise<{ rows: R[] }>
+/** Runs a statement; with `sendBy`, not at all unless it can be sent by then (see BatchedWrite). */
+export type Query = <R extends QueryResultRow>(statement: Statement, values: unknown[], sendBy?: number) => Promise<{ rows: R[] }>
 
 export interface Update {
   id: number
@@ -95,29 +96,33 @@ interface UpdatedRow extends Omit<StoredBook, 'title' | 'author' | 'year' | 'rev
  */
 export function batchedBookWrites(query: Query) {
   const create: BatchedWrite<NewBook, StoredBook> = {
-    async run(books) {
-      const { rows } = await query<StoredBook>(INSERT, bookColumns(books))
+    async run(books, sendBy) {
+      const { rows } = await query<StoredBook>(INSERT, bookColumns(books), sendBy)
       // Identities rise in the order the rows went in, whatever order they come back in.
       return rows.sort((a, b) => a.id - b.id)
     },
   }
 
   const update: BatchedWrite<Update, UpdateResult> = {
-    async run(updates) {
+    async run(updates, sendBy) {
       // Only the members given change, and with them only their own search columns.
       const titles = updates.map(({ changes: { title } }) => (title === undefined ? undefined : searchKeys({ title, author: '' })))
       const authors = updates.map(({ changes: { author } }) => (author === undefined ? undefined : searchKeys({ title: '', author })))
-      const { rows } = await query<UpdatedRow>(UPDATE, [
-        updates.map((u) => u.id),
-        updates.map((u) => u.changes.title ?? null),
-        updates.map((u) => u.changes.author ?? null),
-        updates.map((u) => u.changes.year ?? null),
-        updates.map((u) => (u.expectedRevisions === undefined ? null : `{${u.expectedRevisions.join(',')}}`)),
-        titles.map((k) => k?.titleFolded ?? null),
-        authors.map((k) => k?.authorFolded ?? null),
-        titles.map((k) => k?.titleWords ?? null),
-        authors.map((k) => k?.authorWords ?? null),
-      ])
+      const { rows } = await query<UpdatedRow>(
+        UPDATE,
+        [
+          updates.map((u) => u.id),
+          updates.map((u) => u.changes.title ?? null),
+          updates.map((u) => u.changes.author ?? null),
+          updates.map((u) => u.changes.year ?? null),
+          updates.map((u) => (u.expectedRevisions === undefined ? null : `{${u.expectedRevisions.join(',')}}`)),
+          titles.map((k) => k?.titleFolded ?? null),
+          authors.map((k) => k?.authorFolded ?? null),
+          titles.map((k) => k?.titleWords ?? null),
+          authors.map((k) => k?.authorWords ?? null),
+        ],
+        sendBy,
+      )
       const byId = new Map(rows.map((row) => [row.id, row]))
       return updates.map(({ id }): UpdateResult => {
         const row = byId.get(id)
@@ -129,8 +134,8 @@ export function batchedBookWrites(query: Query) {
   }
 
   const remove: BatchedWrite<number, boolean> = {
-    async run(ids) {
-      const { rows } = await query<{ id: number }>(DELETE, [ids])
+    async run(ids, sendBy) {
+      const { rows } = await query<{ id: number }>(DELETE, [ids], sendBy)
       const deleted = new Set(rows.map((row) => row.id))
       return ids.map((id) => deleted.has(id))
     },

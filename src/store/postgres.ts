@@ -116,6 +116,7 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 type Query = <R extends QueryResultRow>(
   statement: Statement | { text: string; rowMode?: 'array' },
   values: unknown[],
+  sendBy?: number,
 ) => Promise<pg.QueryResult<R>>
 
 /** Sends one write of a kind that batchedBookWrites runs, and answers with its outcome. */
@@ -240,7 +241,51 @@ export class PostgresBookStore implements Store {
   }
 
   #queryOn(target: pg.Pool | pg.PoolClient): Query {
-    return (statement, values) => this.#run(target, { ...statement, values })
+    return (statement, values, sendBy) =>
+      sendBy === undefined || target !== this.#pool
+        ? this.#run(target, { ...statement, values })
+        : this.#runBy(sendBy, { ...statement, values })
+  }
+
+  /** Runs `config` on a connection of the pool if one is free by `sendBy`; otherwise it is never sent. */
+  async #runBy<R extends QueryResultRow>(sendBy: number, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+    const client = await this.#connectBy(sendBy)
+    let failure: unknown
+    try {
+      return await this.#run<R>(client, config)
+    } catch (err) {
+      failure = err
+      throw err
+    } finally {
+      // As the pool's own query does: a connection whose statement failed is not reused.
+      client.release(failure as Error | undefined)
+    }
+  }
+
+  #connectBy(sendBy: number): Promise<pg.PoolClient> {
+    const connecting = this.#pool.connect()
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new StoreUnavailableError(new Error('No connection free in time'))),
+        Math.max(0, sendBy - performance.now()),
+      )
+    })
+    return Promise.race([connecting, late]).then(
+      (client) => {
+        clearTimeout(timer)
+        return client
+      },
+      (err: unknown) => {
+        clearTimeout(timer)
+        // A connection that comes after all goes back to the pool unused.
+        connecting.then(
+          (client) => client.release(),
+          () => {},
+        )
+        throw classifyPostgresError(err)
+      },
+    )
   }
 
   async transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {

@@ -2,8 +2,12 @@ import { StoreUnavailableError } from './store.ts'
 
 /** One kind of write, and how a run of them goes to the engine as one statement. */
 export interface BatchedWrite<I, O> {
-  /** The outcomes of `inputs`, in their order, from one statement. */
-  run(inputs: I[]): Promise<O[]>
+  /**
+   * The outcomes of `inputs`, in their order, from one statement. With `sendBy` (a time of
+   * `performance.now()`), a statement that cannot be sent by then must not be sent at all, and
+   * fails as unavailable.
+   */
+  run(inputs: I[], sendBy?: number): Promise<O[]>
   /**
    * What an input writes to, when two writes to one thing cannot share a statement: a statement
    * applies its rows at once, and the second must see the first.
@@ -16,6 +20,9 @@ interface Pending {
   input: unknown
   resolve: (value: unknown) => void
   reject: (err: unknown) => void
+  /** When it is answered as unavailable, if it has not been answered before. */
+  expiresAt?: number
+  expired?: boolean
 }
 
 /**
@@ -34,9 +41,10 @@ interface Pending {
  * When a statement fails for a reason other than an unavailable store (one row breaking a
  * constraint), its writes are tried one by one, so each fails or succeeds on its own.
  *
- * With `deadlineMs`, a write not answered within it fails as unavailable. One still waiting
- * for its batch then never goes: its request is answered 503, and a write answered so must not
- * happen later, once the store is back.
+ * With `deadlineMs`, a write not answered within it fails as unavailable, and one not sent by
+ * then is never sent: its request is answered 503, and a write answered so must not happen
+ * later, once the store is back. (One already sent may have been applied, as with any request
+ * whose answer the network lost.)
  */
 export class WriteBatches {
   readonly #concurrency: number
@@ -73,9 +81,9 @@ export class WriteBatches {
 
   #expire(pending: Pending, ms: number): void {
     const { resolve, reject } = pending
+    pending.expiresAt = performance.now() + ms
     const timer = setTimeout(() => {
-      const waiting = this.#pending.indexOf(pending)
-      if (waiting !== -1) this.#pending.splice(waiting, 1)
+      pending.expired = true
       reject(new StoreUnavailableError(new Error(`No answer within ${ms} ms`)))
     }, ms)
     pending.resolve = (value) => {
@@ -89,6 +97,7 @@ export class WriteBatches {
   }
 
   #start(): void {
+    this.#pending = this.#pending.filter((pending) => !pending.expired)
     if (this.#pending.length === 0 || this.#underWay >= this.#concurrency) return
     const batch = this.#pending
     this.#pending = []
@@ -124,11 +133,18 @@ function runs(batch: Pending[]): Pending[][] {
   return result
 }
 
-async function settle(run: Pending[]): Promise<void> {
+async function settle(all: Pending[]): Promise<void> {
+  // The runs of a batch go one after another: those that expired meanwhile are left out.
+  const run = all.filter((pending) => !pending.expired)
+  if (run.length === 0) return
   const { write } = run[0]!
+  const sendBy = Math.min(...run.map((pending) => pending.expiresAt ?? Infinity))
   let outcomes: unknown[]
   try {
-    outcomes = await write.run(run.map((pending) => pending.input))
+    outcomes = await write.run(
+      run.map((pending) => pending.input),
+      Number.isFinite(sendBy) ? sendBy : undefined,
+    )
   } catch (err) {
     if (run.length === 1 || err instanceof StoreUnavailableError) {
       for (const pending of run) pending.reject(err)

@@ -157,3 +157,20 @@ test('a write still waiting for its batch at the deadline fails as unavailable a
   assert.equal(await batches.add(write, 3), 3)
   assert.deepEqual(statements, ['1', '3'])
 })
+
+test('a statement is told the time by which it must be sent: the earliest deadline of its writes', async () => {
+  const told: (number | undefined)[] = []
+  const write: BatchedWrite<number, number> = {
+    async run(inputs, sendBy) {
+      told.push(sendBy)
+      return inputs
+    },
+  }
+  const before = performance.now()
+  const first = new WriteBatches({ deadlineMs: 1000 }).add(write, 1)
+  const second = new WriteBatches().add(write, 2)
+  const after = performance.now()
+  assert.deepEqual(await Promise.all([first, second]), [1, 2])
+  assert.ok(told[0]! >= before + 1000 && told[0]! <= after + 1000, `told ${told[0]}`)
+  assert.equal(told[1], undefined)
+})
