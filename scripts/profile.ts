@@ -2,8 +2,8 @@
  * `npm run profile -- OPERATION [--db=postgres] [--seconds=N] [--log-level=LEVEL]`: one operation
  * of the benchmark against a service started with `node --cpu-prof`, loaded by wrk pinned as in
  * the benchmark; the profile is written under bench/profiles/ for Chrome's DevTools or
- * `npx speedscope`. OPERATION is a name from scripts/bench/operations.ts: login, read, list,
- * update, insert, remove.
+ * `npx speedscope`, and summed up by where the CPU went (see scripts/bench/profile-shares.ts).
+ * OPERATION is a name from scripts/bench/operations.ts: login, read, list, update, insert, remove.
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,6 +15,7 @@ import * as operations from './bench/operations.ts'
 import { createBooks, login, startService } from './bench/service.ts'
 import { wrk } from './bench/wrk.ts'
 import { BOOKS, type Step } from './bench/measure.ts'
+import { profileShares } from './bench/profile-shares.ts'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -71,4 +72,9 @@ try {
   if (values.db === 'postgres') await dropDatabase(`profile_${process.pid}`)
   rmSync(work, { recursive: true, force: true })
 }
-for (const file of readdirSync(profiles)) if (!before.has(file)) console.log(join(profiles, file))
+for (const file of readdirSync(profiles)) {
+  if (before.has(file)) continue
+  const { busyMs, shares } = profileShares(join(profiles, file))
+  console.log(`${join(profiles, file)}\nwhere ${busyMs.toFixed(0)} ms of CPU went, start-up left out:`)
+  for (const [who, share] of shares) console.log(`${(share * 100).toFixed(1).padStart(6)} %  ${who}`)
+}

@@ -1,0 +1,82 @@
+/**
+ * Where the CPU of a `--cpu-prof` profile went while the service answered requests, as shares
+ * of the busy samples (neither idle nor loading modules). A sample belongs to the nearest frame
+ * of the project or of a package on its stack; a sample that reached native code through Node's
+ * own JavaScript belongs to Node (HTTP, sockets, the event loop), which is what the ceiling does
+ * too. Native calls made straight from a frame (a SQLite statement, a regular expression) belong
+ * to that frame.
+ */
+import { readFileSync } from 'node:fs'
+
+interface CallFrame {
+  functionName: string
+  url: string
+}
+interface ProfileNode {
+  id: number
+  callFrame: CallFrame
+  children?: number[]
+}
+interface Profile {
+  nodes: ProfileNode[]
+  samples: number[]
+  timeDeltas: number[]
+}
+
+const NODE = 'node:http, sockets, event loop'
+const PACKAGES: [RegExp, string][] = [
+  [/\/node_modules\/(pino|sonic-boom)\//, 'log lines (pino)'],
+  [/\/node_modules\/fast-jwt\//, 'JWT (fast-jwt)'],
+  [/\/node_modules\/pg[^/]*\//, 'the store: pg driver'],
+  [/\/node_modules\/secure-json-parse\//, 'body parsing (secure-json-parse)'],
+  [/\/node_modules\/prom-client\//, "the service's own code"],
+  [/\/node_modules\//, 'Fastify and its plugins'],
+]
+
+function owner(stack: CallFrame[]): string {
+  const top = stack[0]!
+  if (top.functionName === '(idle)') return 'idle'
+  if (stack.some((frame) => frame.url.startsWith('node:internal/modules/') || frame.url.includes('amaro'))) return 'start-up'
+  if (top.functionName === '(garbage collector)') return 'garbage collection'
+  if (top.functionName === '(program)') return 'V8 and native, unattributed'
+  let throughNode = false
+  for (const { url } of stack) {
+    if (url.startsWith('node:')) throughNode = true
+    if (url === '' || url.startsWith('node:')) continue
+    if (url.includes('/src/store/')) return 'the store: SQLite statements and commits, or its calls to pg'
+    if (throughNode) return NODE
+    const found = PACKAGES.find(([pattern]) => pattern.test(url))
+    if (found) return found[1]
+    if (url.includes('/src/')) return "the service's own code"
+  }
+  return NODE
+}
+
+/** Each owner's share of the busy samples, largest first, and the busy time in milliseconds. */
+export function profileShares(path: string): { busyMs: number; shares: [string, number][] } {
+  const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parentOf = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id)
+  const owners = new Map<number, string>()
+  const ownerOf = (id: number) => {
+    let found = owners.get(id)
+    if (found === undefined) {
+      const stack: CallFrame[] = []
+      for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) stack.push(byId.get(at)!.callFrame)
+      found = owner(stack)
+      owners.set(id, found)
+    }
+    return found
+  }
+  const micros = new Map<string, number>()
+  profile.samples.forEach((id, i) => {
+    const who = ownerOf(id)
+    micros.set(who, (micros.get(who) ?? 0) + profile.timeDeltas[i]!)
+  })
+  micros.delete('idle')
+  micros.delete('start-up')
+  const busy = [...micros.values()].reduce((a, b) => a + b, 0)
+  const shares = [...micros].map(([who, us]): [string, number] => [who, us / busy]).sort((a, b) => b[1] - a[1])
+  return { busyMs: busy / 1000, shares }
+}
