@@ -111,12 +111,11 @@ test('an unavailable store fails every write of the statement, and later writes 
   assert.equal(await batches.add(e.add, { id: 1, by: 1 }), 1)
 })
 
-test('with a concurrency of two, a second batch starts while the first is under way', async () => {
+/** A write that records its statements and holds the one that holds 1 until `release`. */
+function heldWrite() {
   const statements: string[] = []
-  let release: () => void = () => {}
-  const held = new Promise<void>((resolve) => {
-    release = resolve
-  })
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
   const write: BatchedWrite<number, number> = {
     async run(inputs) {
       statements.push(inputs.join(','))
@@ -124,6 +123,11 @@ test('with a concurrency of two, a second batch starts while the first is under 
       return inputs
     },
   }
+  return { statements, write, release: () => release() }
+}
+
+test('with a concurrency of two, a second batch starts while the first is under way', async () => {
+  const { statements, write, release } = heldWrite()
   const batches = new WriteBatches({ concurrency: 2 })
   const first = batches.add(write, 1)
   await new Promise((resolve) => setImmediate(resolve))
@@ -137,16 +141,7 @@ test('with a concurrency of two, a second batch starts while the first is under 
 })
 
 test('a write still waiting for its batch at the deadline fails as unavailable and is never sent', { timeout: 5000 }, async () => {
-  const statements: string[] = []
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  const write: BatchedWrite<number, number> = {
-    async run(inputs) {
-      statements.push(inputs.join(','))
-      if (inputs.includes(1)) await held
-      return inputs
-    },
-  }
+  const { statements, write, release } = heldWrite()
   const batches = new WriteBatches({ deadlineMs: 50 })
   const stuck = batches.add(write, 1)
   await new Promise((resolve) => setImmediate(resolve))
