@@ -143,11 +143,11 @@ test('with a concurrency of two, a second batch starts while the first is under 
 test('a write still waiting for its batch at the deadline fails as unavailable and is never sent', { timeout: 5000 }, async () => {
   const { statements, write, release } = heldWrite()
   const batches = new WriteBatches({ deadlineMs: 50 })
-  const stuck = batches.add(write, 1)
+  // Each outcome is awaited from the start: on a loaded machine the deadline may pass before the next line runs.
+  const stuck = assert.rejects(batches.add(write, 1), StoreUnavailableError)
   await new Promise((resolve) => setImmediate(resolve))
-  const waiting = batches.add(write, 2)
-  await assert.rejects(stuck, StoreUnavailableError)
-  await assert.rejects(waiting, StoreUnavailableError)
+  const waiting = assert.rejects(batches.add(write, 2), StoreUnavailableError)
+  await Promise.all([stuck, waiting])
   release()
   assert.equal(await batches.add(write, 3), 3)
   assert.deepEqual(statements, ['1', '3'])
