@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { setTimeout } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { createDatabase, dropDatabase } from './bench/postgres.ts'
 import * as operations from './bench/operations.ts'
@@ -40,6 +41,9 @@ if (step === undefined || !['sqlite', 'postgres'].includes(values.db) || !(secon
   process.exit(2)
 }
 
+/** Longer than Node's fetch keeps an idle connection open (4 s). */
+const SETUP_CONNECTIONS_CLOSED_MS = 5000
+
 const profiles = fileURLToPath(new URL('../bench/profiles/', import.meta.url))
 mkdirSync(profiles, { recursive: true })
 const before = new Set(readdirSync(profiles))
@@ -61,6 +65,9 @@ try {
     const ids = await createBooks(service, token, BOOKS)
     const load = { connections: 50, durationSeconds: seconds, runs: 1, cpus: '1' }
     const workload = await step.workload({ service, token, ids, done: [], load })
+    // Node's fetch keeps the setup's connections open for 4 s; with wrk's 50 they would pass the
+    // service's cap of 64 connections per address, and the service would close some of wrk's.
+    await setTimeout(SETUP_CONNECTIONS_CLOSED_MS)
     const run = await wrk(service.baseUrl, service.pid, workload, load, seconds)
     console.log(
       `${step.name}: ${run.requestsPerSecond.toFixed(0)} req/s, CPU ${run.cpuMicrosecondsPerRequest.toFixed(0)} µs/request, ${run.errors} errors`,
