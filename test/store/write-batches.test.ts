@@ -111,7 +111,7 @@ test('an unavailable store fails every write of the statement, and later writes 
   assert.equal(await batches.add(e.add, { id: 1, by: 1 }), 1)
 })
 
-/** A write that records its statements and holds the one that holds 1 until `release`. */
+/** A write that records its statements, and holds any statement that includes 1 until `release`. */
 function heldWrite() {
   const statements: string[] = []
   let release!: () => void
