@@ -262,30 +262,18 @@ export class PostgresBookStore implements Store {
     }
   }
 
-  #connectBy(sendBy: number): Promise<pg.PoolClient> {
+  async #connectBy(sendBy: number): Promise<pg.PoolClient> {
     const connecting = this.#pool.connect()
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new StoreUnavailableError(new Error('No connection free in time'))),
-        Math.max(0, sendBy - performance.now()),
+    try {
+      return await withDeadline(connecting, Math.max(0, sendBy - performance.now()))
+    } catch (err) {
+      // A connection that comes after all goes back to the pool unused.
+      connecting.then(
+        (client) => client.release(),
+        () => {},
       )
-    })
-    return Promise.race([connecting, late]).then(
-      (client) => {
-        clearTimeout(timer)
-        return client
-      },
-      (err: unknown) => {
-        clearTimeout(timer)
-        // A connection that comes after all goes back to the pool unused.
-        connecting.then(
-          (client) => client.release(),
-          () => {},
-        )
-        throw classifyPostgresError(err)
-      },
-    )
+      throw classifyPostgresError(err)
+    }
   }
 
   async transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {
