@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { describe, it } from 'node:test'
-import { chromium } from 'playwright-core'
 import { buildTestApp } from '../helpers.ts'
-import { requireExecutable, skipWithout } from '../support/executables.ts'
-
-const CHROMIUM = '/usr/bin/chromium'
-const skip = skipWithout(CHROMIUM, 'chromium')
+import { chromiumSkip as skip, launchChromium } from '../support/browser.ts'
 
 const OPERATIONS = [
   'Issue an access token',
@@ -74,23 +70,11 @@ describe('GET /docs', () => {
   })
 
   it('lists the six operations in a real browser without asking any other host', { skip, timeout: 90_000 }, async () => {
-    requireExecutable(CHROMIUM, 'chromium')
     const app = await buildTestApp()
     await app.listen({ host: '127.0.0.1', port: 0 })
     const { port } = app.server.address() as { port: number }
     const origin = `http://127.0.0.1:${port}`
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    })
+    const { browser, close } = await launchChromium()
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
       const elsewhere: string[] = []
@@ -116,7 +100,7 @@ describe('GET /docs', () => {
       assert.deepEqual(elsewhere, [])
       assert.deepEqual(refused, [], 'the page runs within its content security policy')
     } finally {
-      await browser.close()
+      await close()
       await app.close()
     }
   })
