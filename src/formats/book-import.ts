@@ -14,11 +14,14 @@ export interface ImportLimits {
   maxBytes: number
   /** Errors reported at most; reading stops once this many are found. */
   maxErrors: number
-  /** Books per batch handed to the store. */
+  /**
+   * Books per batch handed to the store. Small, so that the strings a batch becomes on its way
+   * to the store stay out of V8's large-object space, which only a full collection empties.
+   */
   batchSize: number
 }
 
-export const IMPORT_LIMITS: ImportLimits = { maxRows: 100_000, maxBytes: 32 * 1024 * 1024, maxErrors: 100, batchSize: 1000 }
+export const IMPORT_LIMITS: ImportLimits = { maxRows: 100_000, maxBytes: 32 * 1024 * 1024, maxErrors: 100, batchSize: 100 }
 
 const READERS: Record<ImportFormat, (text: AsyncIterable<string>) => AsyncGenerator<ImportRecord[]>> = {
   json: jsonArrayRecords,
