@@ -23,10 +23,13 @@ export interface ServiceOptions {
   nodeOptions?: string[]
 }
 
-/** The service in production mode on a free port of the loopback address. */
+/** What `npm start` gives node besides the service. */
+const START_OPTIONS = ['--max-semi-space-size=16']
+
+/** The service in production mode on a free port of the loopback address, started as `npm start` starts it. */
 export async function startService({ dbUrl, logLevel = 'warn', env = {}, cpus, nodeOptions = [] }: ServiceOptions): Promise<Service> {
   const listener = await startListener(
-    [...nodeOptions, MAIN],
+    [...START_OPTIONS, ...nodeOptions, MAIN],
     {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
