@@ -56,7 +56,7 @@ export class ImportSpool {
   }
 
   async remove(): Promise<void> {
-    // Ended, not destroyed, so that no write still under way fails; a failure was already thrown.
+    // Ended, not destroyed, so that no write under way fails; a failure reaches the import through write or batches.
     this.#out.end()
     await finished(this.#out).catch(() => {})
     await rm(this.#dir, { recursive: true, force: true })
