@@ -24,7 +24,7 @@ export interface ServiceOptions {
 }
 
 /** What `npm start` gives node besides the service. */
-const START_OPTIONS = ['--max-semi-space-size=16']
+const START_OPTIONS = ['--max-semi-space-size=16', '--no-allocation-site-pretenuring']
 
 /** The service in production mode on a free port of the loopback address, started as `npm start` starts it. */
 export async function startService({ dbUrl, logLevel = 'warn', env = {}, cpus, nodeOptions = [] }: ServiceOptions): Promise<Service> {
