@@ -56,6 +56,9 @@ function sendAll(reply: FastifyReply, first: Batch) {
             }
             yield ']}'
           })(),
+          // As bytes: in object mode the stream would read 16 batches ahead of the client, and
+          // batches held that long outlive young collections and fill the old generation.
+          { objectMode: false },
         )
   return reply.type('application/json; charset=utf-8').send(body)
 }
