@@ -1,11 +1,17 @@
 import assert from 'node:assert/strict'
-import { readdir } from 'node:fs/promises'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { test } from 'node:test'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
 import { ImportSpool } from '../../src/formats/import-spool.ts'
 import type { NewBook } from '../../src/schemas.ts'
 
-const spoolDirectories = async () => (await readdir(tmpdir())).filter((name) => name.startsWith('book-import-'))
+// A temporary directory of this file's own: imports in other test files spool beside it in the shared one.
+const ownTmp = await mkdtemp(join(tmpdir(), 'spool-test-'))
+process.env.TMPDIR = ownTmp
+after(() => rm(ownTmp, { recursive: true, force: true }))
+
+const spoolDirectories = () => readdir(ownTmp)
 
 async function readAll(spool: ImportSpool): Promise<NewBook[][]> {
   const batches: NewBook[][] = []
@@ -37,13 +43,12 @@ test('a spool with nothing written reads as no batches', async () => {
 })
 
 test('remove leaves no file behind, whether or not the batches were read', async () => {
-  const before = await spoolDirectories()
   const unread = await ImportSpool.create()
   await unread.write([{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
   const read = await ImportSpool.create()
   await read.write([{ title: 'Emma', author: 'Jane Austen', year: 1815 }])
   await readAll(read)
-  assert.equal((await spoolDirectories()).length, before.length + 2)
+  assert.equal((await spoolDirectories()).length, 2)
   await Promise.all([unread.remove(), read.remove()])
-  assert.deepEqual(await spoolDirectories(), before)
+  assert.deepEqual(await spoolDirectories(), [])
 })
