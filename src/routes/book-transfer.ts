@@ -129,7 +129,7 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
             .header('connection', 'close')
             .send(envelope(400, 'Invalid input', { errors: reader.errors }))
         }
-        const ids = await store.transaction(async (repositories) => {
+        const answer = await store.transaction(async (repositories) => {
           const ids: number[] = []
           let turnStarted = performance.now()
           for await (const batch of spool.batches()) {
@@ -141,10 +141,10 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
           }
           const answer = envelope(201, 'Books imported successfully', { imported: ids.length, ids })
           await request.idempotency?.record(repositories, { status: 201, headers: {}, body: JSON.stringify(answer) })
-          return ids
+          return answer
         })
-        metrics.countImportedBooks(ids.length)
-        return reply.code(201).send(envelope(201, 'Books imported successfully', { imported: ids.length, ids }))
+        metrics.countImportedBooks(answer.data.imported)
+        return reply.code(201).send(answer)
       } finally {
         await spool.remove()
       }
