@@ -81,6 +81,20 @@ export const storeEngines: StoreEngine[] = [
   },
 ]
 
+/**
+ * The engines that finding books is tested on: SQLite also with the search indexes taking books
+ * in batches of 5, so that a suite's books are found both through the indexes and in the tail
+ * (with the default batch, every book of a suite stays in the tail).
+ */
+export const searchEngines: StoreEngine[] = [
+  ...storeEngines,
+  {
+    ...storeEngines[0]!,
+    name: 'sqlite, indexed in batches of 5',
+    open: async () => new SqliteBookStore({ path: ':memory:', searchIndexBatch: 5 }),
+  },
+]
+
 export async function buildTestApp(overrides: Partial<Config> = {}, parts: AppParts = {}): Promise<FastifyInstance> {
   // Process metrics watch the event loop and GC of the whole process: one set per app would pile up.
   const app = await buildApp(testConfig(overrides), { metrics: createMetrics({ processMetrics: false }), ...parts })

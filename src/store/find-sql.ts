@@ -4,8 +4,8 @@ import { totalOrder, type BookFilter, type FindQuery, type FoundBook, type Posit
 export interface FindDialect {
   /** The placeholder of the nth value, from 1. */
   placeholder(n: number): string
-  /** The condition "every word begins a word of the book", and the value it takes. */
-  wordsMatch(words: string[]): { condition: (value: string) => string; value: unknown }
+  /** The condition "every word begins a word of the book", with values added through `add`. */
+  wordsMatch(words: string[], add: (value: unknown) => string): string
   /** The condition "`needle` is contained in `column`", with values added through `add`. */
   contains(column: 'title_folded' | 'author_folded', needle: string, add: (value: unknown) => string): string
   /** The position of `needle` in `haystack`, from 1; 0 when it is absent. */
@@ -48,10 +48,7 @@ function collect(dialect: FindDialect) {
 
 function conditions(filter: BookFilter, dialect: FindDialect, add: (value: unknown) => string, year = 'year'): string[] {
   const where: string[] = []
-  if (filter.words !== undefined && filter.words.length > 0) {
-    const match = dialect.wordsMatch(filter.words)
-    where.push(match.condition(add(match.value)))
-  }
+  if (filter.words !== undefined && filter.words.length > 0) where.push(dialect.wordsMatch(filter.words, add))
   for (const [column, needle] of [
     ['title_folded', filter.titleContains],
     ['author_folded', filter.authorContains],

@@ -18,10 +18,7 @@ function lexeme(word: string): string {
  */
 export const postgresFind: FindDialect = {
   placeholder: (n) => `$${n}`,
-  wordsMatch: (words) => ({
-    condition: (value) => `words @@ ${value}::tsquery`,
-    value: words.map((word) => `${lexeme(word)}:*`).join(' & '),
-  }),
+  wordsMatch: (words, add) => `words @@ ${add(words.map((word) => `${lexeme(word)}:*`).join(' & '))}::tsquery`,
   contains: (column, needle, add) => `${column} LIKE ${add(`%${likeLiteral(needle)}%`)}`,
   position: (haystack, needle) => `strpos(${haystack}, ${needle})`,
   least: (a, b) => `least(${a}, ${b})`,

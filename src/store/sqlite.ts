@@ -5,6 +5,7 @@ import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
 import { loadMigrations } from './migrations.ts'
 import { createPrivateDatabaseFile } from './private-files.ts'
 import { sqliteFinder } from './sqlite-find.ts'
+import { SqliteSearchIndex } from './sqlite-search-index.ts'
 import {
   StoreUnavailableError,
   type Book,
@@ -30,6 +31,8 @@ export interface SqliteOptions {
    * log at every commit, so commits also survive a power loss, at the cost of one fsync each.
    */
   synchronous?: 'normal' | 'full' | undefined
+  /** How many new books wait outside the search indexes before they go in together (see SqliteSearchIndex). */
+  searchIndexBatch?: number
 }
 
 // Primary result codes (the low byte of an extended code) that mean "try again later".
@@ -162,35 +165,39 @@ function prepareStatements(db: DatabaseSync) {
 
 type Statements = ReturnType<typeof prepareStatements>
 
-/** The store's prepared statements, and the finder that prepares its own by shape of query. */
+/** The store's prepared statements, the finder that prepares its own by shape of query, and the search indexes' upkeep. */
 interface Queries {
   sql: Statements
   find: (query: FindQuery) => FoundBooks
+  searchIndex: SqliteSearchIndex
 }
 
-function bookRepository({ sql, find }: Queries, run: Executor): BookRepository {
+function bookRepository({ sql, find, searchIndex }: Queries, run: Executor): BookRepository {
   return {
     create: (book) => {
       const keys = searchKeys(book)
-      return run.write(
-        () =>
-          sql.insert.get(
-            book.title,
-            book.author,
-            book.year,
-            keys.titleFolded,
-            keys.authorFolded,
-            keys.titleWords,
-            keys.authorWords,
-          ) as unknown as StoredBook,
-      )
+      return run.write(() => {
+        const stored = sql.insert.get(
+          book.title,
+          book.author,
+          book.year,
+          keys.titleFolded,
+          keys.authorFolded,
+          keys.titleWords,
+          keys.authorWords,
+        ) as unknown as StoredBook
+        searchIndex.stored(stored.id)
+        return stored
+      })
     },
     createMany: (books) => {
       const rows = JSON.stringify(books.map((book) => ({ title: book.title, author: book.author, year: book.year, ...searchKeys(book) })))
       return run.write(() => {
         const ids = sql.insertMany.all(rows) as { id: number }[]
         // Ids ascend in insertion order, which follows the array; RETURNING promises no order.
-        return ids.map((row) => row.id).sort((a, b) => a - b)
+        const sorted = ids.map((row) => row.id).sort((a, b) => a - b)
+        if (sorted.length > 0) searchIndex.stored(sorted.at(-1)!)
+        return sorted
       })
     },
     get: (id) => run.read(() => sql.select.get(id) as StoredBook | undefined),
@@ -296,21 +303,24 @@ export class SqliteBookStore implements Store {
   readonly #queries: Queries
   readonly #turn: TurnTransaction
 
-  constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal' }: SqliteOptions) {
+  constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal', searchIndexBatch }: SqliteOptions) {
     if (path !== ':memory:') createPrivateDatabaseFile(path)
     const db = new DatabaseSync(path)
     this.#db = db
+    let searchIndex: SqliteSearchIndex
     try {
       db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
       db.exec('PRAGMA journal_mode = WAL')
       db.exec(`PRAGMA synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
       registerFolding(db)
       migrate(db)
+      searchIndex = new SqliteSearchIndex(db, searchIndexBatch)
+      searchIndex.indexAll()
     } catch (err) {
       db.close()
       throw classify(err)
     }
-    this.#queries = { sql: prepareStatements(db), find: sqliteFinder(db) }
+    this.#queries = { sql: prepareStatements(db), find: sqliteFinder(db), searchIndex }
     const turn = new TurnTransaction(db, classify)
     this.#turn = turn
     const batched: Executor = {

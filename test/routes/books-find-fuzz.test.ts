@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import type { Book } from '../../src/store/store.ts'
-import { buildTestApp, issueToken, storeEngines, withToken } from '../helpers.ts'
+import { buildTestApp, issueToken, searchEngines, withToken } from '../helpers.ts'
 import { expectedIds, type ModelQuery } from '../support/book-search-model.ts'
 
 /** FUZZ_RUNS=n runs more or fewer cases; fast-check prints the seed of a failure. */
@@ -52,7 +52,7 @@ const BOOKS = [
   { title: '😀 Smile', author: 'E. Noon', year: 2010 },
 ]
 
-for (const engine of storeEngines) {
+for (const engine of searchEngines) {
   describe(`search text on ${engine.name} is plain text, never syntax`, { skip: engine.skip }, () => {
     let app: FastifyInstance
     let token: string

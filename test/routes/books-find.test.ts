@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { faker } from '@faker-js/faker'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Book, NewBook, Store } from '../../src/store/store.ts'
-import { buildTestApp, issueToken, storeEngines, withToken } from '../helpers.ts'
+import { buildTestApp, issueToken, searchEngines, withToken } from '../helpers.ts'
 import { compareFolded, expectedIds, type ModelQuery } from '../support/book-search-model.ts'
 
 interface ListBody {
@@ -36,7 +36,7 @@ const HAND_PICKED: NewBook[] = [
   { title: 'Ordinary 100% _Wild_ [Cards]*', author: 'Back\\Slash "Quoted" NEAR OR AND NOT', year: 2020 },
 ]
 
-for (const engine of storeEngines) {
+for (const engine of searchEngines) {
   describe(`finding books on ${engine.name}`, { skip: engine.skip }, () => {
     let app: FastifyInstance
     let store: Store

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, it } from 'node:test'
 import pg from 'pg'
+import { fold, indexWords, searchKeys } from '../../src/books/folding.ts'
 import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../src/books/query.ts'
 import { loadMigrations } from '../../src/store/migrations.ts'
 import { PostgresBookStore } from '../../src/store/postgres.ts'
@@ -87,4 +88,42 @@ describe('a database made before finding books upgrades in place', () => {
       await checkSearchable(store)
     },
   )
+})
+
+describe('a database whose books were indexed one by one upgrades in place', () => {
+  it('on sqlite, its books stay in the indexes and new ones join them in bulk', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'books-upgrade-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const path = join(dir, 'books.db')
+    const db = new DatabaseSync(path)
+    db.function('book_fold', (value) => fold(String(value)))
+    db.function('book_words', (value) => indexWords(fold(String(value))).join(' '))
+    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)')
+    for (const migration of loadMigrations('sqlite').filter(({ version }) => version <= 11)) {
+      db.exec(migration.sql)
+      db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)').run(migration.version, migration.name)
+    }
+    const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`)
+    db.exec('BEGIN')
+    const vanished = { title: 'Vanished', author: 'Nobody', year: 2000 }
+    for (const book of [...OLD_BOOKS, vanished]) {
+      const keys = searchKeys(book)
+      insert.run(book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords)
+    }
+    db.exec('COMMIT')
+    // The newest book gone, so that the highest id ever given is not a book's.
+    db.prepare('DELETE FROM books WHERE id = ?').run(OLD_BOOKS.length + 1)
+    db.close()
+
+    const store = new SqliteBookStore({ path })
+    t.after(() => store.close())
+    const peek = new DatabaseSync(path)
+    t.after(() => peek.close())
+    assert.equal(peek.prepare('SELECT indexed_up_to FROM search_index_state').get()!.indexed_up_to, OLD_BOOKS.length)
+    peek.exec("INSERT INTO books_words (books_words, rank) VALUES ('integrity-check', 1)")
+    peek.exec("INSERT INTO books_text (books_text, rank) VALUES ('integrity-check', 1)")
+    assert.deepEqual(await find(store, { q: 'vanish' }), { titles: [], total: 0 })
+    await checkSearchable(store)
+  })
 })

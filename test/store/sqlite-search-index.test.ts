@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { describe, it, type TestContext } from 'node:test'
+import fc from 'fast-check'
+import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../src/books/query.ts'
+import { SqliteSearchIndex } from '../../src/store/sqlite-search-index.ts'
+import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import type { Book, NewBook } from '../../src/store/store.ts'
+import { expectedIds, type ModelQuery } from '../support/book-search-model.ts'
+
+async function openStore(t: TestContext, searchIndexBatch: number) {
+  const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
+  const path = join(dir, 'books.db')
+  const store = new SqliteBookStore({ path, searchIndexBatch })
+  // A second connection reads what the store's own cannot show: the indexes themselves.
+  const peek = new DatabaseSync(path)
+  t.after(async () => {
+    peek.close()
+    await store.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+  return {
+    store,
+    peek,
+    indexedUpTo: () => peek.prepare('SELECT indexed_up_to FROM search_index_state').get()!.indexed_up_to as number,
+    /** The ids that the word index alone holds for a word's beginning. */
+    indexedWith: (word: string) =>
+      peek
+        .prepare('SELECT rowid FROM books_words WHERE books_words MATCH ? ORDER BY rowid')
+        .all(`"${word}"*`)
+        .map((row) => row.rowid as number),
+    /**
+     * Throws unless the indexes, once the tail joins them, hold exactly the books: FTS5 compares
+     * them with the books themselves. The tail joins them in a transaction that is rolled back.
+     */
+    checkIndexes: () => {
+      peek.exec('BEGIN IMMEDIATE')
+      try {
+        new SqliteSearchIndex(peek).indexAll()
+        peek.exec("INSERT INTO books_words (books_words, rank) VALUES ('integrity-check', 1)")
+        peek.exec("INSERT INTO books_text (books_text, rank) VALUES ('integrity-check', 1)")
+      } finally {
+        peek.exec('ROLLBACK')
+      }
+    },
+  }
+}
+
+async function foundIds(store: SqliteBookStore, raw: RawBookQuery): Promise<number[]> {
+  const { found } = await store.books.find({ ...findQueryOf(parseBookQuery(raw), undefined, 1000), count: false })
+  return found.map(({ book }) => book.id)
+}
+
+describe('sqlite: new books enter the search indexes in bulk', () => {
+  it('finds every book as soon as it is stored, before and after the indexes take it', async (t) => {
+    const { store, indexedUpTo, indexedWith } = await openStore(t, 3)
+    const ids: number[] = []
+    for (let n = 1; n <= 7; n++) {
+      const book = await store.books.create({ title: `Voyage ${n} of the Dawn Treader`, author: `C. S. Lewis ${n}`, year: 1950 + n })
+      ids.push(book.id)
+      assert.deepEqual(await foundIds(store, { q: 'voyag dawn' }), ids)
+      assert.deepEqual(await foundIds(store, { title: 'treader' }), ids)
+      assert.deepEqual(await foundIds(store, { author: `lewis ${n}` }), [book.id])
+    }
+    // Three books wait outside the indexes; the third goes in with the two before it.
+    assert.equal(indexedUpTo(), ids[5])
+    assert.deepEqual(indexedWith('voyag'), ids.slice(0, 6))
+  })
+
+  it('indexes what an import stores, in the import’s own transaction', async (t) => {
+    const { store, indexedUpTo, checkIndexes } = await openStore(t, 100)
+    const books: NewBook[] = Array.from({ length: 250 }, (_, n) => ({ title: `Imported ${n}`, author: 'Batch', year: 2000 }))
+    const ids = await store.transaction(async ({ books: repository }) => [
+      ...(await repository.createMany(books.slice(0, 150))),
+      ...(await repository.createMany(books.slice(150))),
+    ])
+    assert.equal(indexedUpTo(), ids.at(-1))
+    checkIndexes()
+    assert.deepEqual(await foundIds(store, { q: 'import' }), ids)
+    // A rolled-back import leaves the indexes as they were.
+    await assert.rejects(
+      store.transaction(async ({ books: repository }) => {
+        await repository.createMany(books)
+        throw new Error('changed my mind')
+      }),
+      /changed my mind/,
+    )
+    assert.equal(indexedUpTo(), ids.at(-1))
+    checkIndexes()
+    assert.equal((await foundIds(store, { q: 'import' })).length, 250)
+  })
+
+  it('stores a book even when indexing the tail fails, and indexes it with a later book', async (t) => {
+    const { store, indexedUpTo, peek } = await openStore(t, 2)
+    const trigger = peek.prepare("SELECT sql FROM sqlite_master WHERE name = 'books_search_index_tail'").get()!.sql as string
+    peek.exec(`DROP TRIGGER books_search_index_tail;
+      CREATE TRIGGER books_search_index_tail AFTER UPDATE OF indexed_up_to ON search_index_state
+      BEGIN SELECT RAISE(ABORT, 'the index is unavailable'); END`)
+    const ids: number[] = []
+    for (let n = 0; n < 4; n++) ids.push((await store.books.create({ title: `Kept ${n}`, author: 'Anyway', year: 2001 })).id)
+    assert.equal(indexedUpTo(), 0)
+    assert.deepEqual(await foundIds(store, { q: 'kept' }), ids)
+
+    peek.exec(`DROP TRIGGER books_search_index_tail; ${trigger}`)
+    ids.push((await store.books.create({ title: 'Kept 4', author: 'Anyway', year: 2001 })).id)
+    assert.equal(indexedUpTo(), ids.at(-1))
+    assert.deepEqual(await foundIds(store, { q: 'kept' }), ids)
+  })
+
+  it('on opening, indexes books that were written into the file directly', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    const path = join(dir, 'books.db')
+    await new SqliteBookStore({ path }).close()
+    const db = new DatabaseSync(path)
+    const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`)
+    db.exec('BEGIN')
+    for (let n = 0; n < 25_000; n++) insert.run(`Loaded ${n}`, 'Bulk', 1999, `loaded ${n}`, 'bulk', `loaded ${n}`, 'bulk')
+    db.exec('COMMIT')
+    db.close()
+
+    const store = new SqliteBookStore({ path })
+    t.after(() => store.close())
+    const peek = new DatabaseSync(path)
+    t.after(() => peek.close())
+    assert.equal(peek.prepare('SELECT indexed_up_to FROM search_index_state').get()!.indexed_up_to, 25_000)
+    assert.deepEqual(await foundIds(store, { q: 'loaded 24999' }), [25_000])
+  })
+
+  it('keeps finds exact and the indexes whole through any mix of writes, in the tail and out of it', async (t) => {
+    const words = ['amber', 'ambit', 'bramble', 'crane', 'árbol', 'zoë']
+    const text = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 3 }).map((parts) => parts.join(' '))
+    const write = fc.oneof(
+      fc.record({ kind: fc.constant('create' as const), title: text, author: text }),
+      fc.record({ kind: fc.constant('update' as const), pick: fc.nat(), title: fc.option(text), author: fc.option(text) }),
+      fc.record({ kind: fc.constant('delete' as const), pick: fc.nat() }),
+    )
+    const queries: ModelQuery[] = [
+      ...words.map((word) => ({ q: word.slice(0, 3) })),
+      { q: 'amb cran' },
+      { title: 'bramb' },
+      { author: 'arbol' },
+      { title: 'er c' },
+    ]
+    await fc.assert(
+      fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 6 }), async (writes, batch) => {
+        const { store, checkIndexes } = await openStore(t, batch)
+        const books = new Map<number, Book>()
+        for (const step of writes) {
+          const ids = [...books.keys()]
+          if (step.kind === 'create') {
+            const { revision: _, ...book } = await store.books.create({ title: step.title, author: step.author, year: 2000 })
+            books.set(book.id, book)
+          } else if (ids.length > 0) {
+            const id = ids[step.pick % ids.length]!
+            if (step.kind === 'delete') {
+              await store.books.delete(id)
+              books.delete(id)
+            } else {
+              const changes = {
+                ...(step.title === null ? {} : { title: step.title }),
+                ...(step.author === null ? {} : { author: step.author }),
+              }
+              await store.books.update(id, changes)
+              books.set(id, { ...books.get(id)!, ...changes })
+            }
+          }
+        }
+        checkIndexes()
+        for (const query of queries) {
+          const raw: RawBookQuery = Object.fromEntries(Object.entries(query).map(([name, value]) => [name, String(value)]))
+          assert.deepEqual(await foundIds(store, raw), expectedIds([...books.values()], query), JSON.stringify(query))
+        }
+      }),
+      { numRuns: 40 },
+    )
+  })
+})
