@@ -115,8 +115,8 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
     }
 
     /** After the store is back the same process serves books and logins again, without a restart. */
-    async function assertRecovers() {
-      await proxy.restore()
+    async function assertRecovers(bringBack = () => proxy.restore()) {
+      await bringBack()
       // Asked again until it answers: the test's timeout bounds how long recovering may take.
       let answer = await call(instance, 'GET', `/book/${bookId}`, { token })
       while (answer.status !== 200) {
@@ -143,6 +143,13 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
       // Still stalled: the pool's connections are all stuck or given up, and new ones hang.
       await assertUnavailable()
       await assertRecovers()
+    })
+
+    it('close the connections a stalled server left unanswered, and recover on new ones', GIVE_UP, async () => {
+      proxy.stall()
+      await assertUnavailable()
+      // The stalled connections stay open and silent: only the service can give up on them.
+      await assertRecovers(() => proxy.thaw())
     })
   })
 })

@@ -4,7 +4,8 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 /**
  * A TCP proxy that stands between the service and PostgreSQL and can fail like a network or a
  * server does: `down` cuts every connection and refuses new ones; `stall` accepts and keeps
- * connections but forwards nothing, in either direction; `restore` forwards again.
+ * connections but forwards nothing, in either direction; `restore` forwards again; `thaw`
+ * forwards new connections only, and keeps the stalled ones open and silent.
  */
 export interface TcpProxy {
   port: number
@@ -13,6 +14,7 @@ export interface TcpProxy {
   down(): Promise<void>
   stall(): void
   restore(): Promise<void>
+  thaw(): Promise<void>
   close(): Promise<void>
 }
 
@@ -75,6 +77,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         server.listen(port, '127.0.0.1')
         await once(server, 'listening')
       }
+    },
+    async thaw() {
+      stalled = false
     },
     close: shutDown,
   }
