@@ -5,7 +5,6 @@ import { join } from 'node:path'
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
 import type { NewBook } from '../schemas.ts'
-import { bookRowsJson, type BookRowsJson } from '../store/book-rows.ts'
 
 /**
  * Bytes buffered on their way to the file, and read from it at a time: enough that the reading
@@ -42,12 +41,8 @@ export class ImportSpool {
     if (!this.#out.write(`${JSON.stringify(books)}\n`)) await once(this.#out, 'drain')
   }
 
-  /**
-   * The batches in the order they were written, each as the store takes it. Its books and their
-   * search keys are made and let go of while it is read, so that nothing but its bytes is held
-   * while the store writes it (see BookRowsJson).
-   */
-  async *batches(): AsyncGenerator<BookRowsJson> {
+  /** The batches in the order they were written. */
+  async *batches(): AsyncGenerator<NewBook[]> {
     this.#out.end()
     await finished(this.#out)
     // Read as the batches are stored: readline would run ahead and hold the whole file as lines
@@ -56,7 +51,7 @@ export class ImportSpool {
     for await (const text of createReadStream(this.#path, { encoding: 'utf8', highWaterMark: CHUNK })) {
       const lines = (rest + (text as string)).split('\n')
       rest = lines.pop()!
-      for (const line of lines) yield Buffer.from(bookRowsJson(JSON.parse(line) as NewBook[]))
+      for (const line of lines) yield JSON.parse(line) as NewBook[]
     }
   }
 

@@ -1,7 +1,7 @@
 import pg, { type QueryResultRow } from 'pg'
 import { batchedLookup } from './batched-lookup.ts'
 import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
-import { batchedBookWrites } from './postgres-batched-writes.ts'
+import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS } from './postgres-batched-writes.ts'
 import { postgresFinder } from './postgres-find.ts'
 import { classifyPostgresError } from './postgres-errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
@@ -66,17 +66,7 @@ const RECENT_LOGIN_FAILURES: Statement = {
   text: `SELECT failed_at FROM login_failures WHERE client_key = $1 AND failed_at > $2
   ORDER BY failed_at DESC LIMIT $3`,
 }
-// The rows arrive as one binary parameter, which PostgreSQL parses itself (see BookRowsJson).
-const INSERT_MANY: Statement = {
-  name: 'books_insert_many',
-  text: `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-    SELECT title, author, year, "titleFolded", "authorFolded", "titleWords", "authorWords"
-    FROM ROWS FROM (json_to_recordset(convert_from($1::bytea, 'UTF8')::json) AS (title text, author text, year int,
-        "titleFolded" text, "authorFolded" text, "titleWords" text, "authorWords" text))
-      WITH ORDINALITY AS u(title, author, year, "titleFolded", "authorFolded", "titleWords", "authorWords", n)
-    ORDER BY n
-    RETURNING id`,
-}
+const INSERT_MANY: Statement = { name: 'books_insert_many', text: `${INSERT_BOOK_COLUMNS} RETURNING id` }
 // Expired keys go a few at a time with each claim; SKIP LOCKED so that claims never wait on each other's purge.
 const CLAIM_KEY: Statement = {
   name: 'idempotency_keys_claim',
@@ -163,8 +153,8 @@ function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | 
   return {
     create: (book) => write(writes.create, book),
     // An import's rows are a batch already: one statement of their own, answered with the ids only.
-    async createMany(json) {
-      const { rows } = await query<{ id: number }>(INSERT_MANY, [json])
+    async createMany(books) {
+      const { rows } = await query<{ id: number }>(INSERT_MANY, bookColumns(books))
       return rows.map((row) => row.id).sort((a, b) => a - b)
     },
     get,

@@ -190,10 +190,10 @@ function bookRepository({ sql, find, searchIndex }: Queries, run: Executor): Boo
         return stored
       })
     },
-    createMany: (rows) => {
-      const json = rows.toString('utf8')
+    createMany: (books) => {
+      const rows = JSON.stringify(books.map((book) => ({ title: book.title, author: book.author, year: book.year, ...searchKeys(book) })))
       return run.write(() => {
-        const ids = sql.insertMany.all(json) as { id: number }[]
+        const ids = sql.insertMany.all(rows) as { id: number }[]
         // Ids ascend in insertion order, which follows the array; RETURNING promises no order.
         const sorted = ids.map((row) => row.id).sort((a, b) => a - b)
         if (sorted.length > 0) searchIndex.stored(sorted.at(-1)!)

@@ -1,5 +1,4 @@
 import type { FindQuery, FoundBooks } from '../books/find-query.ts'
-import type { BookRowsJson } from './book-rows.ts'
 
 export interface Book {
   id: number
@@ -29,8 +28,8 @@ export type UpdateResult = { outcome: 'updated'; book: StoredBook } | { outcome:
 /** The books: one repository per engine, plain methods that each run as one atomic step. */
 export interface BookRepository {
   create(book: NewBook): Promise<StoredBook>
-  /** Stores every book of `rows` in one statement; their new ids, in the order of the array. */
-  createMany(rows: BookRowsJson): Promise<number[]>
+  /** Stores every book in one statement; their new ids, in the order of `books`. */
+  createMany(books: NewBook[]): Promise<number[]>
   get(id: number): Promise<StoredBook | undefined>
   /** Books with an id greater than `after`, ascending, at most `limit` of them. */
   list(after: number, limit: number): Promise<Book[]>

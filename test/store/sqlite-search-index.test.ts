@@ -10,7 +10,6 @@ import { SqliteSearchIndex } from '../../src/store/sqlite-search-index.ts'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
 import type { Book, NewBook } from '../../src/store/store.ts'
 import { expectedIds, type ModelQuery } from '../support/book-search-model.ts'
-import { bookRowsJson } from '../../src/store/book-rows.ts'
 
 async function openStore(t: TestContext, searchIndexBatch: number) {
   const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
@@ -75,8 +74,8 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     const { store, indexedUpTo, checkIndexes } = await openStore(t, 100)
     const books: NewBook[] = Array.from({ length: 250 }, (_, n) => ({ title: `Imported ${n}`, author: 'Batch', year: 2000 }))
     const ids = await store.transaction(async ({ books: repository }) => [
-      ...(await repository.createMany(Buffer.from(bookRowsJson(books.slice(0, 150))))),
-      ...(await repository.createMany(Buffer.from(bookRowsJson(books.slice(150))))),
+      ...(await repository.createMany(books.slice(0, 150))),
+      ...(await repository.createMany(books.slice(150))),
     ])
     assert.equal(indexedUpTo(), ids.at(-1))
     checkIndexes()
@@ -84,7 +83,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     // A rolled-back import leaves the indexes as they were.
     await assert.rejects(
       store.transaction(async ({ books: repository }) => {
-        await repository.createMany(Buffer.from(bookRowsJson(books)))
+        await repository.createMany(books)
         throw new Error('changed my mind')
       }),
       /changed my mind/,
