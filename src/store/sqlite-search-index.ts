@@ -10,12 +10,22 @@ export const SEARCH_INDEX_BATCH = 2000
 /** The most books one statement indexes, so that an unusually long tail is taken a bounded step at a time. */
 const MOST_AT_ONCE = 20_000
 
+/**
+ * How many times longer the tail may grow while a transaction stores books in bulk (an import):
+ * each book then costs less to index, and the transaction shortens the tail again before it
+ * commits (a 100,000-book import: 52,000 to 57,000 books a second with steps of 2,000, 60,000 to
+ * 64,000 with steps of 20,000).
+ */
+const BULK = 10
+
 /** Moves a store's search indexes forward over the tail of new books, in bulk. */
 export class SqliteSearchIndex {
   readonly #batch: number
   readonly #advance: StatementSync
   /** What this process last saw of `indexed_up_to`; others may have moved it since. */
   #indexedUpTo = 0
+  /** The highest id this process has stored. */
+  #highest = 0
 
   constructor(db: DatabaseSync, batch = SEARCH_INDEX_BATCH) {
     this.#batch = batch
@@ -28,16 +38,25 @@ export class SqliteSearchIndex {
   }
 
   /**
-   * Called in the transaction that stored a book with this id, the highest of its statement:
-   * indexes the tail in that transaction once it is long enough.
+   * Called in the transaction that stored books up to this id, in one statement (`bulk` when it
+   * stored many): indexes the tail in that transaction once it is long enough.
    */
-  stored(id: number): void {
-    if (id - this.#indexedUpTo < this.#batch) return
+  stored(id: number, bulk = false): void {
+    this.#highest = Math.max(this.#highest, id)
+    if (id - this.#indexedUpTo >= this.#batch * (bulk ? BULK : 1)) this.#tryStep()
+  }
+
+  /** Called before a transaction commits: it leaves the tail no longer than single writes do. */
+  settle(): void {
+    if (this.#highest - this.#indexedUpTo >= this.#batch) this.#tryStep()
+  }
+
+  #tryStep(): void {
     try {
       this.#indexedUpTo = this.#step(MOST_AT_ONCE)
     } catch {
-      // The book is stored, and found in the tail; SQLite undid the failed step whole, and the
-      // next book stored tries again. A failure that ends the transaction fails its commit.
+      // The books are stored, and found in the tail; SQLite undid the failed step whole, and the
+      // next write tries again. A failure that ends the transaction fails its commit.
     }
   }
 

@@ -196,7 +196,7 @@ function bookRepository({ sql, find, searchIndex }: Queries, run: Executor): Boo
         const ids = sql.insertMany.all(rows) as { id: number }[]
         // Ids ascend in insertion order, which follows the array; RETURNING promises no order.
         const sorted = ids.map((row) => row.id).sort((a, b) => a - b)
-        if (sorted.length > 0) searchIndex.stored(sorted.at(-1)!)
+        if (sorted.length > 0) searchIndex.stored(sorted.at(-1)!, true)
         return sorted
       })
     },
@@ -347,6 +347,7 @@ export class SqliteBookStore implements Store {
       try {
         const result = await work(repositories(this.#queries, run))
         run.end()
+        this.#queries.searchIndex.settle()
         this.#queries.sql.commit.run()
         return result
       } catch (err) {

@@ -70,27 +70,43 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     assert.deepEqual(indexedWith('voyag'), ids.slice(0, 6))
   })
 
-  it('indexes what an import stores, in the import’s own transaction', async (t) => {
-    const { store, indexedUpTo, checkIndexes } = await openStore(t, 100)
-    const books: NewBook[] = Array.from({ length: 250 }, (_, n) => ({ title: `Imported ${n}`, author: 'Batch', year: 2000 }))
-    const ids = await store.transaction(async ({ books: repository }) => [
-      ...(await repository.createMany(books.slice(0, 150))),
-      ...(await repository.createMany(books.slice(150))),
-    ])
-    assert.equal(indexedUpTo(), ids.at(-1))
+  it('indexes what an import stores in its own transaction, and leaves a tail no longer than single writes do', async (t) => {
+    // Imports let the tail grow to ten batches of 20 before they index it, and shorten it before they commit.
+    const { store, indexedUpTo, checkIndexes } = await openStore(t, 20)
+    const books = (count: number, word: string): NewBook[] =>
+      Array.from({ length: count }, (_, n) => ({ title: `${word} ${n}`, author: 'Batch', year: 2000 }))
+    const importAll = (...batches: NewBook[][]) =>
+      store.transaction(async ({ books: repository }) => {
+        const ids: number[] = []
+        for (const batch of batches) ids.push(...(await repository.createMany(batch)))
+        return ids
+      })
+
+    // Past ten batches within the import.
+    const first = await importAll(books(150, 'Imported'), books(100, 'Imported'))
+    assert.equal(indexedUpTo(), first.at(-1))
     checkIndexes()
-    assert.deepEqual(await foundIds(store, { q: 'import' }), ids)
+    assert.deepEqual(await foundIds(store, { q: 'import', sort: 'id' }), first)
+    // Under ten batches, over one: shortened as it commits.
+    const second = await importAll(books(50, 'Later'))
+    assert.equal(indexedUpTo(), second.at(-1))
+    assert.deepEqual(await foundIds(store, { q: 'later', sort: 'id' }), second)
+    // Under one batch: left in the tail, found all the same.
+    const third = await importAll(books(10, 'Last'))
+    assert.equal(indexedUpTo(), second.at(-1))
+    assert.deepEqual(await foundIds(store, { q: 'last', sort: 'id' }), third)
+
     // A rolled-back import leaves the indexes as they were.
     await assert.rejects(
       store.transaction(async ({ books: repository }) => {
-        await repository.createMany(books)
+        await repository.createMany(books(300, 'Imported'))
         throw new Error('changed my mind')
       }),
       /changed my mind/,
     )
-    assert.equal(indexedUpTo(), ids.at(-1))
+    assert.equal(indexedUpTo(), second.at(-1))
     checkIndexes()
-    assert.equal((await foundIds(store, { q: 'import' })).length, 250)
+    assert.deepEqual(await foundIds(store, { q: 'import', sort: 'id' }), first)
   })
 
   it('stores a book even when indexing the tail fails, and indexes it with a later book', async (t) => {
