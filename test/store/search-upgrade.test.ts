@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
-import { describe, it } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import pg from 'pg'
 import { fold, indexWords, searchKeys } from '../../src/books/folding.ts'
 import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../src/books/query.ts'
@@ -14,8 +14,8 @@ import type { Store } from '../../src/store/store.ts'
 import { storeEngines } from '../helpers.ts'
 import { createTestSchema } from '../support/postgres.ts'
 
-/** The migrations of the version before finding books existed. */
-const before = (engine: 'sqlite' | 'postgres') => loadMigrations(engine).filter((migration) => migration.version <= 2)
+/** The last migration of the version before finding books existed. */
+const BEFORE_FINDING = 2
 
 /** Books as that version wrote them: three members, nothing else. */
 const OLD_BOOKS = Array.from({ length: 2500 }, (_, n) => ({ title: `Old Title ${n}`, author: `Author ${n % 10}`, year: 1900 + (n % 100) }))
@@ -38,17 +38,26 @@ async function checkSearchable(store: Store) {
   assert.deepEqual((await find(store, { q: 'soled' })).titles, ['Soledad Nueva', 'Cien años de soledad'])
 }
 
+/** An SQLite file as the version with migrations up to `version` left it, open to write books into. */
+async function sqliteAt(t: TestContext, version: number): Promise<{ path: string; db: DatabaseSync }> {
+  const dir = await mkdtemp(join(tmpdir(), 'books-upgrade-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const path = join(dir, 'books.db')
+  const db = new DatabaseSync(path)
+  // What migration 003 calls to fill the search columns of the books already stored.
+  db.function('book_fold', (value) => fold(String(value)))
+  db.function('book_words', (value) => indexWords(fold(String(value))).join(' '))
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)')
+  for (const migration of loadMigrations('sqlite').filter((migration) => migration.version <= version)) {
+    db.exec(migration.sql)
+    db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)').run(migration.version, migration.name)
+  }
+  return { path, db }
+}
+
 describe('a database made before finding books upgrades in place', () => {
   it('on sqlite, every existing book becomes searchable', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'books-upgrade-'))
-    t.after(() => rm(dir, { recursive: true, force: true }))
-    const path = join(dir, 'books.db')
-    const db = new DatabaseSync(path)
-    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)')
-    for (const migration of before('sqlite')) {
-      db.exec(migration.sql)
-      db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)').run(migration.version, migration.name)
-    }
+    const { path, db } = await sqliteAt(t, BEFORE_FINDING)
     const insert = db.prepare('INSERT INTO books (title, author, year) VALUES (?, ?, ?)')
     db.exec('BEGIN')
     for (const book of OLD_BOOKS) insert.run(book.title, book.author, book.year)
@@ -70,7 +79,7 @@ describe('a database made before finding books upgrades in place', () => {
       await client.connect()
       try {
         await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL)')
-        for (const migration of before('postgres')) {
+        for (const migration of loadMigrations('postgres').filter(({ version }) => version <= BEFORE_FINDING)) {
           await client.query(migration.sql)
           await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
         }
@@ -92,17 +101,7 @@ describe('a database made before finding books upgrades in place', () => {
 
 describe('a database whose books were indexed one by one upgrades in place', () => {
   it('on sqlite, its books stay in the indexes and new ones join them in bulk', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'books-upgrade-'))
-    t.after(() => rm(dir, { recursive: true, force: true }))
-    const path = join(dir, 'books.db')
-    const db = new DatabaseSync(path)
-    db.function('book_fold', (value) => fold(String(value)))
-    db.function('book_words', (value) => indexWords(fold(String(value))).join(' '))
-    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)')
-    for (const migration of loadMigrations('sqlite').filter(({ version }) => version <= 11)) {
-      db.exec(migration.sql)
-      db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)').run(migration.version, migration.name)
-    }
+    const { path, db } = await sqliteAt(t, 11)
     const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
       VALUES (?, ?, ?, ?, ?, ?, ?)`)
     db.exec('BEGIN')
