@@ -84,7 +84,8 @@ export const storeEngines: StoreEngine[] = [
 /**
  * The engines that finding books is tested on: SQLite also with the search indexes taking books
  * in batches of 5, so that a suite's books are found both through the indexes and in the tail
- * (with the default batch, every book of a suite stays in the tail).
+ * (a suite stores fewer books than the default batch of 2,000, which would leave them all in the
+ * tail).
  */
 export const searchEngines: StoreEngine[] = [
   ...storeEngines,

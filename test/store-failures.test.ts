@@ -115,7 +115,7 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
     }
 
     /** After the store is back the same process serves books and logins again, without a restart. */
-    async function assertRecovers(bringBack = () => proxy.restore()) {
+    async function assertRecovers(bringBack: () => unknown = () => proxy.restore()) {
       await bringBack()
       // Asked again until it answers: the test's timeout bounds how long recovering may take.
       let answer = await call(instance, 'GET', `/book/${bookId}`, { token })

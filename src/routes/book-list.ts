@@ -76,8 +76,8 @@ async function listByIds(books: BookRepository, query: BookQuery, reply: Fastify
     return envelope(200, MESSAGE, page)
   }
   const batchAfter = async (id: number): Promise<Batch> => {
-    const { json, count, lastId } = await pageJson(books, id, LIST_BATCH)
-    return { json, count, next: () => batchAfter(lastId!) }
+    const page = await pageJson(books, id, LIST_BATCH)
+    return { json: page.json, count: page.count, next: () => batchAfter(page.lastId!) }
   }
   return sendAll(reply, await batchAfter(after))
 }
@@ -117,16 +117,11 @@ async function findBooks(books: BookRepository, cursors: Cursors, query: BookQue
       found.map(({ book }) => book),
     )
   }
-  const batch = (items: FoundBook[]): Batch => {
-    // Only where the next batch starts is kept: books held while it is fetched would outlive
-    // young collections and fill the old generation.
-    const last = items.at(-1)?.position
-    return {
-      json: booksJson(items.map(({ book }) => book)),
-      count: items.length,
-      next: async () => batch((await books.find(find(last!, page, false))).found),
-    }
-  }
+  const batch = (items: FoundBook[]): Batch => ({
+    json: booksJson(items.map(({ book }) => book)),
+    count: items.length,
+    next: async () => batch((await books.find(find(items.at(-1)!.position, page, false))).found),
+  })
   return sendAll(reply, batch(found))
 }
 

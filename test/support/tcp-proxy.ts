@@ -14,7 +14,7 @@ export interface TcpProxy {
   down(): Promise<void>
   stall(): void
   restore(): Promise<void>
-  thaw(): Promise<void>
+  thaw(): void
   close(): Promise<void>
 }
 
@@ -78,7 +78,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         await once(server, 'listening')
       }
     },
-    async thaw() {
+    thaw() {
       stalled = false
     },
     close: shutDown,
