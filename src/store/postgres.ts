@@ -230,7 +230,7 @@ export class PostgresBookStore implements Store {
     // An idle connection that breaks (server restart, network cut) is dropped by the pool and
     // reported here; the next operation opens a fresh one, and its failure is what a request sees.
     this.#pool.on('error', () => {})
-    const query = this.#queryOn(this.#pool)
+    const query = this.#queryOnPool()
     const lookup = batchedLookup(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
     // A write in the next batch, failed as unavailable when its answer takes longer than one query may.
     const batched: Write = (write, input) => this.#writes.add(write, input)
@@ -249,59 +249,63 @@ export class PostgresBookStore implements Store {
     return new PostgresBookStore(options)
   }
 
-  /** Runs `config` on `target` within the deadline, with its failure classified. */
-  async #run<R extends QueryResultRow>(target: pg.Pool | pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
-    if (target === this.#pool) return this.#runOnPool(config)
+  /** Runs `config` on `client` within `ms`, with its failure classified. */
+  async #run<R extends QueryResultRow>(
+    client: pg.PoolClient,
+    config: pg.QueryConfig,
+    ms = this.#queryTimeoutMs,
+  ): Promise<pg.QueryResult<R>> {
     try {
-      return await withDeadline(send<R>(target as pg.PoolClient, config), this.#queryTimeoutMs)
+      return await withDeadline(send<R>(client, config), ms)
     } catch (err) {
       throw classifyPostgresError(err)
     }
   }
 
   /**
-   * Runs `config` on a connection of the pool, the wait for one included, within the deadline.
-   * A connection whose statement failed, or is still unanswered at the deadline, is closed
-   * rather than lent out again: a stalled server may never answer on it.
+   * Runs `config` on a connection checked out of the pool, then gives it back. A connection whose
+   * statement failed, or is still unanswered at the deadline, is closed rather than lent out
+   * again, as the pool's own query does: a stalled server may never answer on it.
    */
-  async #runOnPool<R extends QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
-    let client: pg.PoolClient | undefined
-    // The pool stops waiting for a connection by the deadline (connectionTimeoutMillis), so one
-    // never comes after it.
-    const running = this.#pool.connect().then((connected) => {
-      client = connected
-      return send<R>(connected, config)
-    })
+  async #runAndRelease<R extends QueryResultRow>(client: pg.PoolClient, config: pg.QueryConfig, ms: number): Promise<pg.QueryResult<R>> {
     let failure: Error | undefined
     try {
-      return await withDeadline(running, this.#queryTimeoutMs)
+      return await this.#run<R>(client, config, ms)
     } catch (err) {
       failure = err as Error
-      throw classifyPostgresError(err)
+      throw err
     } finally {
-      client?.release(failure)
+      client.release(failure)
     }
   }
 
-  #queryOn(target: pg.Pool | pg.PoolClient): Query {
+  /** Runs `config` on a connection of the pool, the wait for one included, within the deadline. */
+  async #runOnPool<R extends QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+    const started = performance.now()
+    const client = await this.#connect()
+    return this.#runAndRelease<R>(client, config, Math.max(0, this.#queryTimeoutMs - (performance.now() - started)))
+  }
+
+  /** Statements on the pool: each on a connection of its own, or by `sendBy` when a batch asks. */
+  #queryOnPool(): Query {
     return (statement, values, sendBy) =>
-      sendBy === undefined || target !== this.#pool
-        ? this.#run(target, { ...statement, values })
-        : this.#runBy(sendBy, { ...statement, values })
+      sendBy === undefined ? this.#runOnPool({ ...statement, values }) : this.#runBy(sendBy, { ...statement, values })
   }
 
   /** Runs `config` on a connection of the pool if one is free by `sendBy`; otherwise it is never sent. */
   async #runBy<R extends QueryResultRow>(sendBy: number, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
-    const client = await this.#connectBy(sendBy)
-    let failure: unknown
+    return this.#runAndRelease<R>(await this.#connectBy(sendBy), config, this.#queryTimeoutMs)
+  }
+
+  /**
+   * A connection of the pool. The pool's connection timeout bounds both the wait for a free
+   * connection and opening one, and is no longer than the deadline.
+   */
+  async #connect(): Promise<pg.PoolClient> {
     try {
-      return await this.#run<R>(client, config)
+      return await this.#pool.connect()
     } catch (err) {
-      failure = err
-      throw err
-    } finally {
-      // As the pool's own query does: a connection whose statement failed is not reused.
-      client.release(failure as Error | undefined)
+      throw classifyPostgresError(err)
     }
   }
 
@@ -320,18 +324,11 @@ export class PostgresBookStore implements Store {
   }
 
   async transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient
-    try {
-      // The pool's connection timeout bounds both the wait for a free connection and opening one.
-      client = await this.#pool.connect()
-    } catch (err) {
-      throw classifyPostgresError(err)
-    }
+    const client = await this.#connect()
     let open = true
-    const onClient = this.#queryOn(client)
     // Once the transaction has settled, a statement would run outside it: it fails instead.
     const query: Query = (statement, values) =>
-      open ? onClient(statement, values) : Promise.reject(new Error('The transaction has ended'))
+      open ? this.#run(client, { ...statement, values }) : Promise.reject(new Error('The transaction has ended'))
     const get = async (id: number) => {
       const { rows } = await query<StoredBook>(SELECT, [[id]])
       return rows[0]
@@ -362,7 +359,7 @@ export class PostgresBookStore implements Store {
   }
 
   async ping(): Promise<void> {
-    await this.#run(this.#pool, { ...PING, values: [] })
+    await this.#runOnPool({ ...PING, values: [] })
   }
 
   async close(): Promise<void> {
