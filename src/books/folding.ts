@@ -21,6 +21,7 @@ const UNDECOMPOSED_PATTERN = new RegExp(`[${Object.keys(UNDECOMPOSED).join('')}]
 const MARKS = /\p{M}+/gu
 const APOSTROPHES = /[\u2018\u2019\u02bc\u2032\uff07]/gu
 const HYPHENS = /[\u2010\u2011]/gu
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/
 
 /**
  * `text` with case and accents folded away: "García" and "GARCIA" both become "garcia".
@@ -28,6 +29,8 @@ const HYPHENS = /[\u2010\u2011]/gu
  * apostrophe and hyphen the plain ASCII one.
  */
 export function fold(text: string): string {
+  // Printable ASCII has no marks, compatibility forms or other apostrophes: only case to fold.
+  if (PRINTABLE_ASCII.test(text)) return text.toLowerCase()
   return text
     .normalize('NFKD')
     .toLowerCase()
@@ -44,6 +47,7 @@ export function fold(text: string): string {
  */
 const COMPOUND = /[\p{L}\p{N}\p{So}]+(?:['.-][\p{L}\p{N}\p{So}]+)*/gu
 const PART = /[\p{L}\p{N}\p{So}]+/gu
+const JOINERS = /['.-]/
 
 /**
  * The longest word kept, in characters: PostgreSQL refuses lexemes over 2047 bytes, and no
@@ -63,10 +67,14 @@ function clip(word: string): string {
  */
 export function indexWords(folded: string): string[] {
   const words: string[] = []
-  for (const [compound] of folded.matchAll(COMPOUND)) {
-    const parts = compound.match(PART)!
-    words.push(...parts.map(clip))
-    if (parts.length > 1) words.push(clip(parts.join('')))
+  for (const compound of folded.match(COMPOUND) ?? []) {
+    if (!JOINERS.test(compound)) {
+      words.push(clip(compound))
+      continue
+    }
+    // A compound is its parts joined by single joiners.
+    const parts = compound.split(JOINERS)
+    words.push(...parts.map(clip), clip(parts.join('')))
   }
   return words
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import fc from 'fast-check'
 import { fold, indexWords, queryWords } from '../../src/books/folding.ts'
 
 describe('folding text', () => {
@@ -15,6 +16,10 @@ describe('folding text', () => {
 
   it('writes every apostrophe as the ASCII one', () => {
     assert.equal(fold('Sorcerer’s'), fold("Sorcerer's"))
+  })
+
+  it('folds printable ASCII as it folds the same text beside an accented letter', () => {
+    fc.assert(fc.property(fc.string({ unit: 'grapheme-ascii' }), (text) => fold(`${text}É`) === `${fold(text)}e`))
   })
 })
 
@@ -32,6 +37,17 @@ describe('words', () => {
     ])
     assert.deepEqual(indexWords(fold('J.K. Rowling, Mary GrandPré')), ['j', 'k', 'jk', 'rowling', 'mary', 'grandpre'])
     assert.deepEqual(indexWords(fold('The Hunger Games (The Hunger Games, #1)')), ['the', 'hunger', 'games', 'the', 'hunger', 'games', '1'])
+  })
+
+  it('are the parts of each run of joined parts, then the run without its joiners', () => {
+    const part = /[\p{L}\p{N}\p{So}]+/gu
+    const expected = (folded: string) =>
+      [...folded.matchAll(/[\p{L}\p{N}\p{So}]+(?:['.-][\p{L}\p{N}\p{So}]+)*/gu)].flatMap(([run]) => {
+        const parts = run.match(part)!
+        return parts.length > 1 ? [...parts, parts.join('')] : parts
+      })
+    const unit = fc.constantFrom('a', 'B', 'é', '1', '📚', "'", '.', '-', ' ', ',', '(')
+    fc.assert(fc.property(fc.string({ unit }), (text) => assert.deepEqual(indexWords(fold(text)), expected(fold(text)))))
   })
 
   it('of a query are its parts, once each, with punctuation and operators as plain text', () => {
