@@ -2,7 +2,7 @@ import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
 import { PassThrough, type Readable } from 'node:stream'
 import proxyAddr from '@fastify/proxy-addr'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, RequestPayload } from 'fastify'
 import { clientKey } from '../auth/login-limiter.ts'
 import type { ConnectionLimits } from '../config.ts'
 import { HttpError } from './http-error.ts'
@@ -35,6 +35,25 @@ export function capConnectionsPerAddress(server: Server, limits: ConnectionLimit
   })
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's handler reads the body as a stream, instead of the framework reading it whole first. */
+    streamsBody?: boolean
+  }
+}
+
+/** How often the bodies still arriving are checked against the minimum rate. */
+const BODY_RATE_CHECK_MS = 250
+
+/** A body still arriving, in the list that requireMinimumBodyRate keeps, newest first. */
+interface ArrivingBody {
+  payload: Readable | undefined
+  started: number
+  received: number
+  newer: ArrivingBody | undefined
+  older: ArrivingBody | undefined
+}
+
 /**
  * A body must keep arriving at `minBodyBytesPerSecond` on average once `bodyRateGraceMs` have
  * passed, or the request gets 408 and its connection is closed: a client that trickles a large
@@ -43,36 +62,83 @@ export function capConnectionsPerAddress(server: Server, limits: ConnectionLimit
 export function requireMinimumBodyRate(app: FastifyInstance, limits: ConnectionLimits): void {
   const { minBodyBytesPerSecond: rate, bodyRateGraceMs: grace } = limits
   if (rate === 0) return
+  // One timer checks every body the framework reads whole: a timer and a stream of their own cost
+  // each small request a fifth of its CPU. Linked, not in a Set, for the reason in lifecycle.ts.
+  const newest: ArrivingBody = { payload: undefined, started: 0, received: 0, newer: undefined, older: undefined }
+  const forget = (body: ArrivingBody) => {
+    if (body.payload === undefined) return
+    body.newer!.older = body.older
+    if (body.older) body.older.newer = body.newer
+    body.newer = body.older = body.payload = undefined
+  }
+  const check = () => {
+    const now = performance.now()
+    for (let body = newest.older; body;) {
+      const { older, payload } = body
+      // Fastify reads the body through its listeners; once it has stopped (a 413, or no longer
+      // needed), there is nothing to time. An error emitted to them ends the read and is answered;
+      // destroying the request instead would close the connection before any answer.
+      if (payload!.listenerCount('error') > 0 && body.received < (now - body.started - grace) * (rate / 1000)) {
+        forget(body)
+        payload!.emit('error', new HttpError(408, 'Request timeout', { connection: 'close' }))
+      }
+      body = older
+    }
+  }
+  const timer = setInterval(check, Math.min(BODY_RATE_CHECK_MS, Math.max(grace, 1))).unref()
+  app.addHook('onClose', (_app, done) => {
+    clearInterval(timer)
+    done()
+  })
+
   app.addHook('preParsing', (request, reply, payload, done) => {
     const { headers } = request.raw
     if (headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) === 0) {
       done(null, payload)
       return
     }
-    const started = performance.now()
-    let received = 0
-    const measured = new PassThrough()
-    let timer: NodeJS.Timeout | undefined
-    const check = () => {
-      // Fastify stops reading a body it refuses (413) or no longer needs: nothing to time then.
-      if (measured.destroyed || measured.readableEnded || measured.listenerCount('error') === 0) return
-      const due = (performance.now() - started - grace) * (rate / 1000)
-      if (received < due) {
-        ;(payload as Readable).unpipe(measured)
-        measured.destroy(new HttpError(408, 'Request timeout', { connection: 'close' }))
-        return
-      }
-      // The next moment the body would fall behind, if nothing more arrives.
-      timer = setTimeout(check, Math.max(50, started + grace + (received * 1000) / rate - performance.now()))
+    if (request.routeOptions.config.streamsBody === true) {
+      done(null, measuredStream(payload, reply, rate, grace))
+      return
     }
-    timer = setTimeout(check, grace)
-    const stop = () => clearTimeout(timer)
-    payload.on('data', (chunk: Buffer) => (received += chunk.length))
-    payload.once('end', stop)
-    payload.once('close', stop)
-    measured.once('close', stop)
-    reply.raw.once('close', stop)
-    payload.pipe(measured)
-    done(null, measured)
+    const body: ArrivingBody = { payload, started: performance.now(), received: 0, newer: newest, older: newest.older }
+    if (newest.older) newest.older.newer = body
+    newest.older = body
+    payload.on('data', (chunk: Buffer) => (body.received += chunk.length))
+    // A request closes once its body has ended, or once it was cut short.
+    payload.once('close', () => forget(body))
+    done(null, payload)
   })
+}
+
+/**
+ * The body of a route that reads it as a stream, through a stream of its own: an error would end
+ * the handler's read by destroying the stream it reads, which must not be the connection's.
+ */
+function measuredStream(payload: RequestPayload, reply: FastifyReply, rate: number, grace: number): PassThrough {
+  const started = performance.now()
+  let received = 0
+  const measured = new PassThrough()
+  let timer: NodeJS.Timeout | undefined
+  const check = () => {
+    // The handler stops reading a body it refuses (413) or no longer needs: nothing to time then.
+    if (measured.destroyed || measured.readableEnded || measured.listenerCount('error') === 0) return
+    const due = (performance.now() - started - grace) * (rate / 1000)
+    if (received < due) {
+      ;(payload as Readable).unpipe(measured)
+      measured.destroy(new HttpError(408, 'Request timeout', { connection: 'close' }))
+      return
+    }
+    // The next moment the body would fall behind, if nothing more arrives.
+    timer = setTimeout(check, Math.max(50, started + grace + (received * 1000) / rate - performance.now()))
+  }
+  timer = setTimeout(check, grace)
+  const stop = () => clearTimeout(timer)
+  payload.on('data', (chunk: Buffer) => (received += chunk.length))
+  payload.once('end', stop)
+  payload.once('close', stop)
+  measured.once('close', stop)
+  reply.raw.once('close', stop)
+  payload.pipe(measured)
+  return measured
 }

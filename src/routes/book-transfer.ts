@@ -93,7 +93,7 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
       // The formats check the body, and the idempotency plugin the key; the schemas above only document them.
       validatorCompiler: () => () => true,
       bodyLimit: IMPORT_LIMITS.maxBytes,
-      config: { readsContentType: true, idempotent: true },
+      config: { readsContentType: true, streamsBody: true, idempotent: true },
       // The header is read here and then removed, so that the framework's own media-type checks
       // never answer before this route can say which header to send.
       onRequest: (request, _reply, done) => {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { describe, it } from 'node:test'
+import { setTimeout } from 'node:timers/promises'
 import { DEFAULT_LIMITS } from '../../src/config.ts'
-import { buildTestApp, listenOnLoopback, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
+import { buildTestApp, issueToken, listenOnLoopback, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
 import { parseResponse, sendRaw } from '../raw-http.ts'
 
 const SLOW_LOGIN_HEAD = 'POST /token HTTP/1.1\r\nHost: x\r\nContent-Length: 60000\r\n\r\n{'
@@ -61,6 +62,41 @@ describe('one client cannot take every connection', () => {
     assert.equal(res.headers.connection, 'close')
     assert.equal(res.headers['x-content-type-options'], 'nosniff')
     assert.deepEqual(JSON.parse(res.body.toString()), { status: 408, message: 'Request timeout', data: null })
+  })
+
+  it('answers an import that trickles below the minimum rate with 408 too, though its route reads the body as a stream', async (t) => {
+    const limits = { ...DEFAULT_LIMITS, minBodyBytesPerSecond: 1000, bodyRateGraceMs: 300 }
+    const app = await buildTestApp({ limits })
+    t.after(() => app.close())
+    const port = await listenOnLoopback(app)
+    const head = `POST /books/import HTTP/1.1\r\nHost: x\r\nAuthorization: ${await issueToken(app)}\r\nContent-Type: text/csv\r\nContent-Length: 60000\r\n\r\ntitle,author,year\n`
+    const res = parseResponse(await sendRaw(port, head))
+    assert.equal(res.status, 408)
+    assert.equal(res.headers.connection, 'close')
+    assert.deepEqual(JSON.parse(res.body.toString()), { status: 408, message: 'Request timeout', data: null })
+  })
+
+  it('lets a body through that arrives past the grace period but above the minimum rate', async (t) => {
+    const limits = { ...DEFAULT_LIMITS, minBodyBytesPerSecond: 1000, bodyRateGraceMs: 300 }
+    const app = await buildTestApp({ limits })
+    t.after(() => app.close())
+    const port = await listenOnLoopback(app)
+    // 1,500 bytes over about 750 ms: 2,000 bytes a second.
+    const body = JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }).padEnd(1500, ' ')
+    const socket = connect({ port, host: '127.0.0.1' })
+    t.after(() => socket.destroy())
+    const chunks: Buffer[] = []
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+    const ended = new Promise((resolve) => socket.once('end', resolve))
+    socket.write(
+      `POST /token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+    )
+    for (let sent = 0; sent < body.length; sent += 75) {
+      await setTimeout(37.5)
+      socket.write(body.slice(sent, sent + 75))
+    }
+    await ended
+    assert.equal(parseResponse(Buffer.concat(chunks)).status, 200)
   })
 
   it('lets a body that keeps up with the minimum rate through', async (t) => {
