@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
-import { describe, it } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import { setTimeout } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
 import { DEFAULT_LIMITS } from '../../src/config.ts'
 import { buildTestApp, issueToken, listenOnLoopback, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
 import { parseResponse, sendRaw } from '../raw-http.ts'
@@ -15,6 +16,13 @@ function holder(port: number, localAddress: string): { socket: Socket; closed: P
   socket.on('data', (chunk: Buffer) => chunks.push(chunk))
   socket.on('error', () => {})
   return { socket, closed: new Promise((resolve) => socket.once('close', () => resolve(Buffer.concat(chunks)))) }
+}
+
+/** A service that wants 1,000 bytes a second of a body once 300 ms have passed, listening on the loopback address. */
+async function listenWithBodyRate(t: TestContext): Promise<{ app: FastifyInstance; port: number }> {
+  const app = await buildTestApp({ limits: { ...DEFAULT_LIMITS, minBodyBytesPerSecond: 1000, bodyRateGraceMs: 300 } })
+  t.after(() => app.close())
+  return { app, port: await listenOnLoopback(app) }
 }
 
 describe('one client cannot take every connection', () => {
@@ -53,10 +61,7 @@ describe('one client cannot take every connection', () => {
   })
 
   it('answers a body that trickles below the minimum rate with 408 and closes the connection', async (t) => {
-    const limits = { ...DEFAULT_LIMITS, minBodyBytesPerSecond: 1000, bodyRateGraceMs: 300 }
-    const app = await buildTestApp({ limits })
-    t.after(() => app.close())
-    const port = await listenOnLoopback(app)
+    const { port } = await listenWithBodyRate(t)
     const res = parseResponse(await sendRaw(port, SLOW_LOGIN_HEAD))
     assert.equal(res.status, 408)
     assert.equal(res.headers.connection, 'close')
@@ -65,10 +70,7 @@ describe('one client cannot take every connection', () => {
   })
 
   it('answers an import that trickles below the minimum rate with 408 too, though its route reads the body as a stream', async (t) => {
-    const limits = { ...DEFAULT_LIMITS, minBodyBytesPerSecond: 1000, bodyRateGraceMs: 300 }
-    const app = await buildTestApp({ limits })
-    t.after(() => app.close())
-    const port = await listenOnLoopback(app)
+    const { app, port } = await listenWithBodyRate(t)
     const head = `POST /books/import HTTP/1.1\r\nHost: x\r\nAuthorization: ${await issueToken(app)}\r\nContent-Type: text/csv\r\nContent-Length: 60000\r\n\r\ntitle,author,year\n`
     const res = parseResponse(await sendRaw(port, head))
     assert.equal(res.status, 408)
@@ -77,10 +79,7 @@ describe('one client cannot take every connection', () => {
   })
 
   it('lets a body through that arrives past the grace period but above the minimum rate', async (t) => {
-    const limits = { ...DEFAULT_LIMITS, minBodyBytesPerSecond: 1000, bodyRateGraceMs: 300 }
-    const app = await buildTestApp({ limits })
-    t.after(() => app.close())
-    const port = await listenOnLoopback(app)
+    const { port } = await listenWithBodyRate(t)
     // 1,500 bytes over about 750 ms: 2,000 bytes a second.
     const body = JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }).padEnd(1500, ' ')
     const socket = connect({ port, host: '127.0.0.1' })
