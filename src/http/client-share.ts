@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, RequestPayload } from 'fastify'
 import { clientKey } from '../auth/login-limiter.ts'
 import type { ConnectionLimits } from '../config.ts'
 import { HttpError } from './http-error.ts'
+import { InFlight } from './in-flight.ts'
 
 /**
  * Closes on arrival the connections of an address that already holds `maxConnectionsPerAddress`,
@@ -45,13 +46,11 @@ declare module 'fastify' {
 /** How often the bodies still arriving are checked against the minimum rate. */
 const BODY_RATE_CHECK_MS = 250
 
-/** A body still arriving, in the list that requireMinimumBodyRate keeps, newest first. */
+/** A body still arriving, and what has arrived of it. */
 interface ArrivingBody {
-  payload: Readable | undefined
+  payload: Readable
   started: number
   received: number
-  newer: ArrivingBody | undefined
-  older: ArrivingBody | undefined
 }
 
 /**
@@ -63,26 +62,19 @@ export function requireMinimumBodyRate(app: FastifyInstance, limits: ConnectionL
   const { minBodyBytesPerSecond: rate, bodyRateGraceMs: grace } = limits
   if (rate === 0) return
   // One timer checks every body the framework reads whole: a timer and a stream of their own cost
-  // each small request a fifth of its CPU. Linked, not in a Set, for the reason in lifecycle.ts.
-  const newest: ArrivingBody = { payload: undefined, started: 0, received: 0, newer: undefined, older: undefined }
-  const forget = (body: ArrivingBody) => {
-    if (body.payload === undefined) return
-    body.newer!.older = body.older
-    if (body.older) body.older.newer = body.newer
-    body.newer = body.older = body.payload = undefined
-  }
+  // each small request a fifth of its CPU.
+  const arriving = new InFlight<ArrivingBody>()
   const check = () => {
     const now = performance.now()
-    for (let body = newest.older; body;) {
-      const { older, payload } = body
+    for (const entry of arriving.entries()) {
+      const { payload, started, received } = entry.value!
       // Fastify reads the body through its listeners; once it has stopped (a 413, or no longer
       // needed), there is nothing to time. An error emitted to them ends the read and is answered;
       // destroying the request instead would close the connection before any answer.
-      if (payload!.listenerCount('error') > 0 && body.received < (now - body.started - grace) * (rate / 1000)) {
-        forget(body)
-        payload!.emit('error', new HttpError(408, 'Request timeout', { connection: 'close' }))
+      if (payload.listenerCount('error') > 0 && received < (now - started - grace) * (rate / 1000)) {
+        arriving.delete(entry)
+        payload.emit('error', new HttpError(408, 'Request timeout', { connection: 'close' }))
       }
-      body = older
     }
   }
   const timer = setInterval(check, Math.min(BODY_RATE_CHECK_MS, Math.max(grace, 1))).unref()
@@ -101,12 +93,11 @@ export function requireMinimumBodyRate(app: FastifyInstance, limits: ConnectionL
       done(null, measuredStream(payload, reply, rate, grace))
       return
     }
-    const body: ArrivingBody = { payload, started: performance.now(), received: 0, newer: newest, older: newest.older }
-    if (newest.older) newest.older.newer = body
-    newest.older = body
+    const body: ArrivingBody = { payload, started: performance.now(), received: 0 }
+    const entry = arriving.add(body)
     payload.on('data', (chunk: Buffer) => (body.received += chunk.length))
     // A request closes once its body has ended, or once it was cut short.
-    payload.once('close', () => forget(body))
+    payload.once('close', () => arriving.delete(entry))
     done(null, payload)
   })
 }
