@@ -2,7 +2,7 @@ import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
 import { PassThrough, type Readable } from 'node:stream'
 import proxyAddr from '@fastify/proxy-addr'
-import type { FastifyInstance, FastifyReply, RequestPayload } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { clientKey } from '../auth/login-limiter.ts'
 import type { ConnectionLimits } from '../config.ts'
 import { HttpError } from './http-error.ts'
@@ -46,11 +46,38 @@ declare module 'fastify' {
 /** How often the bodies still arriving are checked against the minimum rate. */
 const BODY_RATE_CHECK_MS = 250
 
-/** A body still arriving, and what has arrived of it. */
+/** A body still arriving: what has arrived of it, and how its read is failed. */
 interface ArrivingBody {
-  payload: Readable
+  /** The stream its reader reads. */
+  read: Readable
+  /** Ends the read with `err`, which the reader then answers. */
+  fail: (err: HttpError) => void
   started: number
   received: number
+}
+
+/**
+ * A body that Fastify reads whole, through its own listeners on the request: an error emitted to
+ * them ends the read and is answered. Destroying the request instead would close the connection
+ * before any answer.
+ */
+function readWhole(payload: Readable): Pick<ArrivingBody, 'read' | 'fail'> {
+  return { read: payload, fail: (err) => payload.emit('error', err) }
+}
+
+/**
+ * A body that the route's handler reads as a stream, through a stream of its own: an error ends
+ * the handler's read by destroying the stream it reads, which must not be the connection's.
+ */
+function readThroughOwnStream(payload: Readable): Pick<ArrivingBody, 'read' | 'fail'> {
+  const read = payload.pipe(new PassThrough())
+  return {
+    read,
+    fail: (err) => {
+      payload.unpipe(read)
+      read.destroy(err)
+    },
+  }
 }
 
 /**
@@ -61,19 +88,18 @@ interface ArrivingBody {
 export function requireMinimumBodyRate(app: FastifyInstance, limits: ConnectionLimits): void {
   const { minBodyBytesPerSecond: rate, bodyRateGraceMs: grace } = limits
   if (rate === 0) return
-  // One timer checks every body the framework reads whole: a timer and a stream of their own cost
-  // each small request a fifth of its CPU.
+  // One timer checks every body still arriving: a timer and a stream for each cost a small
+  // request a fifth of its CPU.
   const arriving = new InFlight<ArrivingBody>()
   const check = () => {
     const now = performance.now()
     for (const entry of arriving.entries()) {
-      const { payload, started, received } = entry.value!
-      // Fastify reads the body through its listeners; once it has stopped (a 413, or no longer
-      // needed), there is nothing to time. An error emitted to them ends the read and is answered;
-      // destroying the request instead would close the connection before any answer.
-      if (payload.listenerCount('error') > 0 && received < (now - started - grace) * (rate / 1000)) {
+      const { read, fail, started, received } = entry.value!
+      // Nobody reads a body refused (413) or no longer needed: nothing to time then.
+      const reading = !read.destroyed && !read.readableEnded && read.listenerCount('error') > 0
+      if (reading && received < (now - started - grace) * (rate / 1000)) {
         arriving.delete(entry)
-        payload.emit('error', new HttpError(408, 'Request timeout', { connection: 'close' }))
+        fail(new HttpError(408, 'Request timeout', { connection: 'close' }))
       }
     }
   }
@@ -83,53 +109,22 @@ export function requireMinimumBodyRate(app: FastifyInstance, limits: ConnectionL
     done()
   })
 
-  app.addHook('preParsing', (request, reply, payload, done) => {
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     const { headers } = request.raw
     if (headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) === 0) {
       done(null, payload)
       return
     }
-    if (request.routeOptions.config.streamsBody === true) {
-      done(null, measuredStream(payload, reply, rate, grace))
-      return
+    const source = payload as Readable
+    const body: ArrivingBody = {
+      ...(request.routeOptions.config.streamsBody === true ? readThroughOwnStream(source) : readWhole(source)),
+      started: performance.now(),
+      received: 0,
     }
-    const body: ArrivingBody = { payload, started: performance.now(), received: 0 }
     const entry = arriving.add(body)
-    payload.on('data', (chunk: Buffer) => (body.received += chunk.length))
+    source.on('data', (chunk: Buffer) => (body.received += chunk.length))
     // A request closes once its body has ended, or once it was cut short.
-    payload.once('close', () => arriving.delete(entry))
-    done(null, payload)
+    source.once('close', () => arriving.delete(entry))
+    done(null, body.read)
   })
-}
-
-/**
- * The body of a route that reads it as a stream, through a stream of its own: an error would end
- * the handler's read by destroying the stream it reads, which must not be the connection's.
- */
-function measuredStream(payload: RequestPayload, reply: FastifyReply, rate: number, grace: number): PassThrough {
-  const started = performance.now()
-  let received = 0
-  const measured = new PassThrough()
-  let timer: NodeJS.Timeout | undefined
-  const check = () => {
-    // The handler stops reading a body it refuses (413) or no longer needs: nothing to time then.
-    if (measured.destroyed || measured.readableEnded || measured.listenerCount('error') === 0) return
-    const due = (performance.now() - started - grace) * (rate / 1000)
-    if (received < due) {
-      ;(payload as Readable).unpipe(measured)
-      measured.destroy(new HttpError(408, 'Request timeout', { connection: 'close' }))
-      return
-    }
-    // The next moment the body would fall behind, if nothing more arrives.
-    timer = setTimeout(check, Math.max(50, started + grace + (received * 1000) / rate - performance.now()))
-  }
-  timer = setTimeout(check, grace)
-  const stop = () => clearTimeout(timer)
-  payload.on('data', (chunk: Buffer) => (received += chunk.length))
-  payload.once('end', stop)
-  payload.once('close', stop)
-  measured.once('close', stop)
-  reply.raw.once('close', stop)
-  payload.pipe(measured)
-  return measured
 }
