@@ -116,8 +116,10 @@ interface Executor {
 
 function prepareStatements(db: DatabaseSync) {
   return {
+    // No RETURNING: SQLite gathers returned rows in a table of their own first, which cost a
+    // third of the insert (2.4 µs of 8.6 with the indexes), and the new book is known without it.
     insert: db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-      VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`),
+      VALUES (?, ?, ?, ?, ?, ?, ?)`),
     select: db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`),
     exists: db.prepare('SELECT 1 FROM books WHERE id = ?'),
     page: db.prepare('SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?'),
@@ -177,7 +179,7 @@ function bookRepository({ sql, find, searchIndex }: Queries, run: Executor): Boo
     create: (book) => {
       const keys = searchKeys(book)
       return run.write(() => {
-        const stored = sql.insert.get(
+        const { lastInsertRowid } = sql.insert.run(
           book.title,
           book.author,
           book.year,
@@ -185,9 +187,10 @@ function bookRepository({ sql, find, searchIndex }: Queries, run: Executor): Boo
           keys.authorFolded,
           keys.titleWords,
           keys.authorWords,
-        ) as unknown as StoredBook
-        searchIndex.stored(stored.id)
-        return stored
+        )
+        const id = Number(lastInsertRowid)
+        searchIndex.stored(id)
+        return { id, title: book.title, author: book.author, year: book.year, revision: 1 }
       })
     },
     createMany: (books) => {

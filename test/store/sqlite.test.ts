@@ -38,7 +38,8 @@ describe('SQLite store', () => {
     assert.equal(await store.books.delete(newest.id), true)
     await store.close()
     store = new SqliteBookStore({ path })
-    assert.deepEqual(await store.books.get(kept.id), kept)
+    // Rows come back without a prototype; the book made by create has one.
+    assert.deepEqual({ ...(await store.books.get(kept.id)) }, kept)
     assert.ok((await store.books.create(dune)).id > newest.id)
     await store.close()
   })
