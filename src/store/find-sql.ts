@@ -1,13 +1,24 @@
 import { totalOrder, type BookFilter, type FindQuery, type FoundBook, type Position } from '../books/find-query.ts'
 
-/** What differs between the engines when books are found; the rest of the SQL is shared. */
-export interface FindDialect {
-  /** The placeholder of the nth value, from 1. */
-  placeholder(n: number): string
+/**
+ * One part of the books that a find reads with a SELECT of its own, and how that part is searched.
+ * The parts of an engine never share a book, and together hold every book.
+ */
+export interface BookSource {
+  /** The condition that picks this part's books, if the part is not every book. */
+  where?: string
   /** The condition "every word begins a word of the book", with values added through `add`. */
   wordsMatch(words: string[], add: (value: unknown) => string): string
   /** The condition "`needle` is contained in `column`", with values added through `add`. */
   contains(column: 'title_folded' | 'author_folded', needle: string, add: (value: unknown) => string): string
+}
+
+/** What differs between the engines when books are found; the rest of the SQL is shared. */
+export interface FindDialect {
+  /** The placeholder of the nth value, from 1. */
+  placeholder(n: number): string
+  /** The parts the books are read from; with several, their pages are merged in order. */
+  sources: BookSource[]
   /** The position of `needle` in `haystack`, from 1; 0 when it is absent. */
   position(haystack: string, needle: string): string
   /** The smaller of two integers. */
@@ -46,16 +57,16 @@ function collect(dialect: FindDialect) {
   }
 }
 
-function conditions(filter: BookFilter, dialect: FindDialect, add: (value: unknown) => string, year = 'year'): string[] {
-  const where: string[] = []
-  if (filter.words !== undefined && filter.words.length > 0) where.push(dialect.wordsMatch(filter.words, add))
+function conditions(filter: BookFilter, source: BookSource, add: (value: unknown) => string, year = 'year'): string[] {
+  const where = source.where === undefined ? [] : [source.where]
+  if (filter.words !== undefined && filter.words.length > 0) where.push(source.wordsMatch(filter.words, add))
   for (const [column, needle] of [
     ['title_folded', filter.titleContains],
     ['author_folded', filter.authorContains],
   ] as const) {
     if (needle === undefined) continue
     // No stored text holds a NUL, and PostgreSQL refuses one even as a value.
-    where.push(needle.includes('\u0000') ? '1 = 0' : dialect.contains(column, needle, add))
+    where.push(needle.includes('\u0000') ? '1 = 0' : source.contains(column, needle, add))
   }
   if (filter.yearFrom !== undefined) where.push(`${year} >= ${add(filter.yearFrom)}`)
   if (filter.yearTo !== undefined) where.push(`${year} <= ${add(filter.yearTo)}`)
@@ -106,23 +117,30 @@ function keyset(keys: Key[], position: Position, add: (value: unknown) => string
   return `${first.expression} ${first.descending ? '<=' : '>='} ${values[0]} AND (${alternatives.map((a) => `(${a})`).join(' OR ')})`
 }
 
-/** The page of books that `query` asks for, each with the values of its position. */
+const whereClause = (where: string[]) => (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '')
+
+/**
+ * The page of books that `query` asks for, each with the values of its position. With several
+ * sources, each SELECT gives its books in the page's order, and SQLite merges them as they come.
+ */
 export function findStatement(query: FindQuery, dialect: FindDialect): Statement {
   const { values, add } = collect(dialect)
   const { order, filter } = query
   // One year holds few books: those are found fastest from the year index, and sorted.
   const besideOrder = !order.relevance && order.keys[0]!.field !== 'year' && filter.yearFrom !== filter.yearTo
-  const where = conditions(filter, dialect, add, besideOrder ? dialect.yearBesideOrder : 'year')
   const keys: Key[] = query.order.relevance
     ? [
         { expression: relevance(query.filter.words ?? [], dialect, add), descending: true },
         { expression: 'id', descending: false },
       ]
     : totalOrder(query.order.keys).map((key) => ({ expression: COLUMN[key.field], descending: key.descending }))
-  if (query.after !== undefined) where.push(keyset(keys, query.after, add))
-  const text = `SELECT id, title, author, year, ${keys.map((key, i) => `${key.expression} AS k${i}`).join(', ')}
-    FROM books
-    ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+  const after = query.after === undefined ? [] : [keyset(keys, query.after, add)]
+  const selects = dialect.sources.map((source) => {
+    const where = [...conditions(filter, source, add, besideOrder ? dialect.yearBesideOrder : 'year'), ...after]
+    return `SELECT id, title, author, year, ${keys.map((key, i) => `${key.expression} AS k${i}`).join(', ')}
+    FROM books${whereClause(where)}`
+  })
+  const text = `${selects.join('\n    UNION ALL ')}
     ORDER BY ${keys.map((key, i) => `k${i}${key.descending ? ' DESC' : ''}`).join(', ')}
     LIMIT ${add(query.limit)}`
   return { text, values }
@@ -131,8 +149,8 @@ export function findStatement(query: FindQuery, dialect: FindDialect): Statement
 /** How many books match `filter`, all pages together, as `total`. */
 export function countStatement(filter: BookFilter, dialect: FindDialect): Statement {
   const { values, add } = collect(dialect)
-  const where = conditions(filter, dialect, add)
-  return { text: `SELECT count(*) AS total FROM books${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`, values }
+  const counts = dialect.sources.map((source) => `(SELECT count(*) FROM books${whereClause(conditions(filter, source, add))})`)
+  return { text: `SELECT ${counts.join(' + ')} AS total`, values }
 }
 
 /** The rows of `findStatement` as books with their positions. */

@@ -18,8 +18,12 @@ function lexeme(word: string): string {
  */
 export const postgresFind: FindDialect = {
   placeholder: (n) => `$${n}`,
-  wordsMatch: (words, add) => `words @@ ${add(words.map((word) => `${lexeme(word)}:*`).join(' & '))}::tsquery`,
-  contains: (column, needle, add) => `${column} LIKE ${add(`%${likeLiteral(needle)}%`)}`,
+  sources: [
+    {
+      wordsMatch: (words, add) => `words @@ ${add(words.map((word) => `${lexeme(word)}:*`).join(' & '))}::tsquery`,
+      contains: (column, needle, add) => `${column} LIKE ${add(`%${likeLiteral(needle)}%`)}`,
+    },
+  ],
   position: (haystack, needle) => `strpos(${haystack}, ${needle})`,
   least: (a, b) => `least(${a}, ${b})`,
   // The planner weighs both plans with its statistics.

@@ -1,6 +1,6 @@
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 'node:sqlite'
 import type { FindQuery, FoundBooks } from '../books/find-query.ts'
-import { countStatement, findStatement, foundBooks, type FindDialect, type FoundRow, type Statement } from './find-sql.ts'
+import { countStatement, findStatement, foundBooks, type BookSource, type FindDialect, type FoundRow, type Statement } from './find-sql.ts'
 
 /** Trigrams need three characters; shorter text is looked for in every book. */
 const TRIGRAM = 3
@@ -10,27 +10,35 @@ function globLiteral(text: string): string {
   return text.replace(/[*?[]/g, (char) => `[${char}]`)
 }
 
-/** The books not yet in the search indexes (see migration 012): few, so each is checked directly. */
-const TAIL = 'SELECT id FROM books WHERE id > (SELECT indexed_up_to FROM search_index_state)'
-
 /**
- * Finding books in SQLite: words through the FTS5 table `books_words` (prefix queries, each word
- * a quoted string, so nothing in it is query syntax), contained text through the trigram table
- * `books_text`, and both by reading the books of the tail, which those tables do not hold yet.
+ * Finding books in SQLite reads two parts (see migrations 012 and 013). The indexed books are found
+ * through the indexes: words through the FTS5 table `books_words` (prefix queries, each word a
+ * quoted string, so nothing in it is query syntax), contained text through the trigram table
+ * `books_text`, and sorted pages through the sort-key indexes, which hold only these books. The
+ * tail of new books that no index holds yet is short, so each of its books is checked directly.
  */
-export const sqliteFind: FindDialect = {
-  placeholder: (n) => `?${n}`,
+const indexed: BookSource = {
+  where: 'indexed = 1',
   wordsMatch: (words, add) => {
     const match = add(words.map((word) => `"${word.replaceAll('"', '""')}"*`).join(' AND '))
-    // The words columns hold words separated by single spaces: " word" is where a word begins.
-    const starts = words.map((word) => `instr(' ' || title_words || ' ' || author_words, ${add(` ${word}`)}) > 0`)
-    return `id IN (SELECT rowid FROM books_words WHERE books_words MATCH ${match} UNION ALL ${TAIL} AND ${starts.join(' AND ')})`
+    return `id IN (SELECT rowid FROM books_words WHERE books_words MATCH ${match})`
   },
-  contains: (column, needle, add) => {
-    if ([...needle].length < TRIGRAM) return `instr(${column}, ${add(needle)}) > 0`
-    const pattern = add(`*${globLiteral(needle)}*`)
-    return `id IN (SELECT rowid FROM books_text WHERE ${column} GLOB ${pattern} UNION ALL ${TAIL} AND ${column} GLOB ${pattern})`
-  },
+  contains: (column, needle, add) =>
+    [...needle].length < TRIGRAM
+      ? `instr(${column}, ${add(needle)}) > 0`
+      : `id IN (SELECT rowid FROM books_text WHERE ${column} GLOB ${add(`*${globLiteral(needle)}*`)})`,
+}
+
+const tail: BookSource = {
+  where: 'id > (SELECT indexed_up_to FROM search_index_state)',
+  // The words columns hold words separated by single spaces: " word" is where a word begins.
+  wordsMatch: (words, add) => words.map((word) => `instr(' ' || title_words || ' ' || author_words, ${add(` ${word}`)}) > 0`).join(' AND '),
+  contains: (column, needle, add) => `instr(${column}, ${add(needle)}) > 0`,
+}
+
+export const sqliteFind: FindDialect = {
+  placeholder: (n) => `?${n}`,
+  sources: [indexed, tail],
   position: (haystack, needle) => `instr(${haystack}, ${needle})`,
   least: (a, b) => `min(${a}, ${b})`,
   // A unary plus keeps SQLite from choosing the year index.

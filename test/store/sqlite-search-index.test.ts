@@ -9,7 +9,7 @@ import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../src/books/
 import { SqliteSearchIndex } from '../../src/store/sqlite-search-index.ts'
 import { SqliteBookStore } from '../../src/store/sqlite.ts'
 import type { Book, NewBook } from '../../src/store/store.ts'
-import { expectedIds, type ModelQuery } from '../support/book-search-model.ts'
+import { compareFolded, expectedIds, matches, type ModelQuery } from '../support/book-search-model.ts'
 
 async function openStore(t: TestContext, searchIndexBatch: number) {
   const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
@@ -53,6 +53,35 @@ async function foundIds(store: SqliteBookStore, raw: RawBookQuery): Promise<numb
   const { found } = await store.books.find({ ...findQueryOf(parseBookQuery(raw), undefined, 1000), count: false })
   return found.map(({ book }) => book.id)
 }
+
+/** Every page of `limit` books, each starting after the last book of the one before. */
+async function pagedIds(store: SqliteBookStore, raw: RawBookQuery, limit: number): Promise<number[]> {
+  const ids: number[] = []
+  let after: (string | number)[] | undefined
+  for (;;) {
+    const { found } = await store.books.find({ ...findQueryOf(parseBookQuery(raw), after, limit), count: false })
+    ids.push(...found.map(({ book }) => book.id))
+    if (found.length < limit) return ids
+    after = found.at(-1)!.position
+  }
+}
+
+/** Sort orders, and how the books come in each: ties by id. */
+const SORTS: [string, (a: Book, b: Book) => number][] = [
+  ['title', (a, b) => compareFolded(a.title, b.title) || a.id - b.id],
+  ['-author', (a, b) => compareFolded(b.author, a.author) || a.id - b.id],
+  ['-year,title', (a, b) => b.year - a.year || compareFolded(a.title, b.title) || a.id - b.id],
+  ['-id', (a, b) => b.id - a.id],
+]
+
+/** Filters, as the model takes them and as a request gives them. */
+const FILTERS: [ModelQuery, RawBookQuery][] = [
+  [{}, {}],
+  [{ year: 2000 }, { year: '2000' }],
+  [{ yearFrom: 2000 }, { year_from: '2000' }],
+  [{ title: 'am' }, { title: 'am' }],
+  [{ author: 'bramb' }, { author: 'bramb' }],
+]
 
 describe('sqlite: new books enter the search indexes in bulk', () => {
   it('finds every book as soon as it is stored, before and after the indexes take it', async (t) => {
@@ -151,7 +180,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     const words = ['amber', 'ambit', 'bramble', 'crane', 'árbol', 'zoë']
     const text = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 3 }).map((parts) => parts.join(' '))
     const write = fc.oneof(
-      fc.record({ kind: fc.constant('create' as const), title: text, author: text }),
+      fc.record({ kind: fc.constant('create' as const), title: text, author: text, year: fc.integer({ min: 1999, max: 2001 }) }),
       fc.record({ kind: fc.constant('update' as const), pick: fc.nat(), title: fc.option(text), author: fc.option(text) }),
       fc.record({ kind: fc.constant('delete' as const), pick: fc.nat() }),
     )
@@ -169,7 +198,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
         for (const step of writes) {
           const ids = [...books.keys()]
           if (step.kind === 'create') {
-            const { revision: _, ...book } = await store.books.create({ title: step.title, author: step.author, year: 2000 })
+            const { revision: _, ...book } = await store.books.create({ title: step.title, author: step.author, year: step.year })
             books.set(book.id, book)
           } else if (ids.length > 0) {
             const id = ids[step.pick % ids.length]!
@@ -190,6 +219,17 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
         for (const query of queries) {
           const raw: RawBookQuery = Object.fromEntries(Object.entries(query).map(([name, value]) => [name, String(value)]))
           assert.deepEqual(await foundIds(store, raw), expectedIds([...books.values()], query), JSON.stringify(query))
+        }
+        // Sorted pages merge the indexed books with the tail, and a page may start in either.
+        for (const [sort, compare] of SORTS) {
+          for (const [filter, given] of FILTERS) {
+            const raw: RawBookQuery = { sort, ...given }
+            const expected = [...books.values()]
+              .filter((book) => matches(book, filter))
+              .sort(compare)
+              .map((book) => book.id)
+            assert.deepEqual(await pagedIds(store, raw, 2), expected, JSON.stringify(raw))
+          }
         }
       }),
       { numRuns: 40 },
