@@ -12,6 +12,14 @@ function lexeme(word: string): string {
   return `'${word.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
 }
 
+/** How long a beginning of a word the index holds as a lexeme of its own (migration 011). */
+const INDEXED_BEGINNING = 3
+
+/** The tsquery term for "a word begins with `word`": one of the indexed length is looked up whole. */
+function beginning(word: string): string {
+  return [...word].length === INDEXED_BEGINNING ? lexeme(`${word}~`) : `${lexeme(word)}:*`
+}
+
 /**
  * Finding books in PostgreSQL: words through the GIN index of the `words` tsvector (prefix
  * queries), contained text through the pg_trgm indexes of the folded title and author.
@@ -20,7 +28,7 @@ export const postgresFind: FindDialect = {
   placeholder: (n) => `$${n}`,
   sources: [
     {
-      wordsMatch: (words, add) => `words @@ ${add(words.map((word) => `${lexeme(word)}:*`).join(' & '))}::tsquery`,
+      wordsMatch: (words, add) => `words @@ ${add(words.map(beginning).join(' & '))}::tsquery`,
       contains: (column, needle, add) => `${column} LIKE ${add(`%${likeLiteral(needle)}%`)}`,
     },
   ],
