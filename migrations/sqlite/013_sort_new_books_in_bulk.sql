@@ -1,6 +1,7 @@
 -- New books enter the sort-key indexes in bulk too, with the search indexes. Each book that its own
 -- INSERT added to the three sort-key indexes dirtied a page of each, which every commit wrote to
--- the log again: those indexes made a stored book cost about half as much again.
+-- the log again. Stored in transactions of 47, a book took 8.3 to 8.4 µs of CPU that way, and 7.3
+-- to 7.7 with the indexes taking it in bulk.
 --
 -- `indexed` is 1 for the books that every index holds, and NULL for the tail (migration 012); the
 -- sort-key indexes are partial, and hold only the indexed books. Finds read the indexed books and
