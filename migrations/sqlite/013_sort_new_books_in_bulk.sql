@@ -16,15 +16,9 @@ CREATE INDEX books_by_title ON books (title_folded, id) WHERE indexed = 1;
 CREATE INDEX books_by_author ON books (author_folded, id) WHERE indexed = 1;
 CREATE INDEX books_by_year ON books (year, id) WHERE indexed = 1;
 
--- From NULL to 1 keeps each row's size, so SQLite overwrites the row where it lies.
-DROP TRIGGER books_search_index_tail;
-CREATE TRIGGER books_search_index_tail AFTER UPDATE OF indexed_up_to ON search_index_state
+-- Beside the trigger of 012, in the same statement that adds the tail to the search indexes. From
+-- NULL to 1 keeps each row's size, so SQLite overwrites the row where it lies.
+CREATE TRIGGER books_sort_index_tail AFTER UPDATE OF indexed_up_to ON search_index_state
 WHEN new.indexed_up_to > old.indexed_up_to BEGIN
   UPDATE books SET indexed = 1 WHERE id > old.indexed_up_to AND id <= new.indexed_up_to;
-  INSERT INTO books_words (rowid, title_words, author_words)
-    SELECT id, title_words, author_words FROM books
-    WHERE id > old.indexed_up_to AND id <= new.indexed_up_to ORDER BY id;
-  INSERT INTO books_text (rowid, title_folded, author_folded)
-    SELECT id, title_folded, author_folded FROM books
-    WHERE id > old.indexed_up_to AND id <= new.indexed_up_to ORDER BY id;
 END;

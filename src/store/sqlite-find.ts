@@ -14,6 +14,9 @@ function trigrams(text: string): string[] {
   return [...new Set(chars.slice(2).map((_, i) => chars.slice(i, i + 3).join('')))]
 }
 
+/** The condition "`needle` is contained in `column`", checked on each book. */
+const contained: BookSource['contains'] = (column, needle, add) => `instr(${column}, ${add(needle)}) > 0`
+
 /**
  * Finding books in SQLite reads two parts (see migrations 012 and 013). The indexed books are found
  * through the indexes: words through the FTS5 table `books_words` (prefix queries, each word a
@@ -28,7 +31,7 @@ const indexed: BookSource = {
     return `id IN (SELECT rowid FROM books_words WHERE books_words MATCH ${match})`
   },
   contains: (column, needle, add) => {
-    const found = `instr(${column}, ${add(needle)}) > 0`
+    const found = contained(column, needle, add)
     if ([...needle].length < TRIGRAM) return found
     // The books that hold every trigram of the needle, in either column, hold all that hold the
     // needle; instr then keeps those that hold it in this column. A GLOB on the trigram table
@@ -42,7 +45,7 @@ const tail: BookSource = {
   where: 'id > (SELECT indexed_up_to FROM search_index_state)',
   // The words columns hold words separated by single spaces: " word" is where a word begins.
   wordsMatch: (words, add) => words.map((word) => `instr(' ' || title_words || ' ' || author_words, ${add(` ${word}`)}) > 0`).join(' AND '),
-  contains: (column, needle, add) => `instr(${column}, ${add(needle)}) > 0`,
+  contains: contained,
 }
 
 export const sqliteFind: FindDialect = {
