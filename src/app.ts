@@ -7,7 +7,7 @@ import type { Config } from './config.ts'
 import type { Lifecycle } from './lifecycle.ts'
 import { serveApiReference } from './http/api-reference.ts'
 import { ignoreContentTypes } from './http/body-parser.ts'
-import { capConnectionsPerAddress, requireMinimumBodyRate } from './http/client-share.ts'
+import { capConnectionsPerAddress } from './http/client-share.ts'
 import { capConnections, connectionOptions } from './http/connection-limits.ts'
 import { crossOrigin } from './http/cors.ts'
 import { refuseCrossSiteWrites } from './http/cross-site.ts'
@@ -20,6 +20,7 @@ import { clientErrorHandler, refuseConnect, refuseUnknownExpectations } from './
 import { serveOpenApi } from './http/openapi.ts'
 import { servePage } from './http/page.ts'
 import { partValidators } from './http/validation.ts'
+import { guardRequestBodies } from './http/request-bodies.ts'
 import { requestIdFor } from './http/request-id.ts'
 import { refuseMalformedRequestLines, REQUEST_LINE_SERVER_OPTIONS } from './http/request-line.ts'
 import { securityHeaders } from './http/security-headers.ts'
@@ -96,7 +97,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(errorEnvelope)
   answerNotFound(app)
   ignoreContentTypes(app)
-  requireMinimumBodyRate(app, config.limits)
+  guardRequestBodies(app, config.limits)
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)
 

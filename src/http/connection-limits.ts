@@ -3,8 +3,9 @@ import type { ConnectionLimits } from '../config.ts'
 
 /**
  * Server options that stop slow or idle clients from holding sockets: a client must send its
- * headers within `headersTimeoutMs` and its whole request within `requestTimeoutMs`; an idle
- * socket, including one that stops reading a response, is closed after `requestTimeoutMs`.
+ * headers within `headersTimeoutMs`; an idle socket, including one that stops reading a response,
+ * is closed after `requestTimeoutMs`. Node's own request timeout is off: it would bound an upload
+ * as it bounds a small body, and the bodies have limits of their own (see request-bodies.ts).
  */
 export function connectionOptions(limits: ConnectionLimits): {
   requestTimeout: number
@@ -13,7 +14,7 @@ export function connectionOptions(limits: ConnectionLimits): {
   http: ServerOptions
 } {
   return {
-    requestTimeout: limits.requestTimeoutMs,
+    requestTimeout: 0,
     connectionTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     http: {
