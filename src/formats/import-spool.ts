@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto'
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { open, unlink, type FileHandle } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
@@ -12,43 +13,80 @@ import type { NewBook } from '../schemas.ts'
  */
 const CHUNK = 64 * 1024
 
+/** Errors of a temporary disk that a later import may not meet: a full disk, a quota, an I/O error. */
+const FOR_NOW = new Set(['ENOSPC', 'EDQUOT', 'EIO'])
+const RETRY_AFTER_SECONDS = '5'
+
+/** The spool cannot be written for now: the import is answered 503, to be tried again later. */
+export class SpoolUnavailableError extends Error {
+  readonly statusCode = 503
+  readonly headers = { 'retry-after': RETRY_AFTER_SECONDS }
+
+  constructor(cause: Error) {
+    super('The import cannot be spooled to disk for now', { cause })
+    this.name = 'SpoolUnavailableError'
+  }
+}
+
+function forNow(err: Error): Error {
+  return FOR_NOW.has((err as NodeJS.ErrnoException).code ?? '') ? new SpoolUnavailableError(err) : err
+}
+
 /**
  * Checked books of an import, kept in a temporary file between reading the body and storing
  * them. Held in memory instead, the books of a 32 MiB import stayed alive through every
  * collection while the body was parsed, and the process grew by about 250 MiB.
+ *
+ * The file is unlinked as soon as it is open: only its descriptor holds it, so it is gone when
+ * the import ends however it ends, and when the process dies, nothing is left behind.
  */
 export class ImportSpool {
-  readonly #dir: string
-  readonly #path: string
+  readonly #file: FileHandle
   readonly #out: WriteStream
   /** Why the file cannot be written, once it cannot (a full disk): the next write throws it. */
   #failure: Error | undefined
 
-  private constructor(dir: string) {
-    this.#dir = dir
-    this.#path = join(dir, 'books.ndjson')
-    this.#out = createWriteStream(this.#path, { highWaterMark: CHUNK })
-    this.#out.on('error', (err) => (this.#failure = err))
+  private constructor(file: FileHandle) {
+    this.#file = file
+    this.#out = createWriteStream('', { fd: file.fd, autoClose: false, highWaterMark: CHUNK })
+    this.#out.on('error', (err) => (this.#failure = forNow(err)))
   }
 
-  static async create(): Promise<ImportSpool> {
-    return new ImportSpool(await mkdtemp(join(tmpdir(), 'book-import-')))
+  /** A spool in `dir`; `openFile` stands in for the file system in tests. */
+  static async create(dir = tmpdir(), openFile: (path: string) => Promise<FileHandle> = (path) => open(path, 'wx+', 0o600)) {
+    const path = join(dir, `book-import-${randomUUID()}`)
+    let file: FileHandle
+    try {
+      file = await openFile(path)
+    } catch (err) {
+      throw forNow(err as Error)
+    }
+    await unlink(path).catch(() => {})
+    return new ImportSpool(file)
   }
 
   /** One line each: JSON never holds a raw line break. */
   async write(books: NewBook[]): Promise<void> {
     if (this.#failure) throw this.#failure
-    if (!this.#out.write(`${JSON.stringify(books)}\n`)) await once(this.#out, 'drain')
+    if (this.#out.write(`${JSON.stringify(books)}\n`)) return
+    try {
+      await once(this.#out, 'drain')
+    } catch (err) {
+      throw forNow(err as Error)
+    }
   }
 
   /** The batches in the order they were written. */
   async *batches(): AsyncGenerator<NewBook[]> {
     this.#out.end()
-    await finished(this.#out)
+    await finished(this.#out).catch((err: Error) => {
+      throw forNow(err)
+    })
     // Read as the batches are stored: readline would run ahead and hold the whole file as lines
     // while a PostgreSQL insert waits for its answer.
     let rest = ''
-    for await (const text of createReadStream(this.#path, { encoding: 'utf8', highWaterMark: CHUNK })) {
+    const input = createReadStream('', { fd: this.#file.fd, start: 0, autoClose: false, encoding: 'utf8', highWaterMark: CHUNK })
+    for await (const text of input) {
       const lines = (rest + (text as string)).split('\n')
       rest = lines.pop()!
       for (const line of lines) yield JSON.parse(line) as NewBook[]
@@ -59,6 +97,6 @@ export class ImportSpool {
     // Ended, not destroyed, so that no write under way fails; a failure reaches the import through write or batches.
     this.#out.end()
     await finished(this.#out).catch(() => {})
-    await rm(this.#dir, { recursive: true, force: true })
+    await this.#file.close()
   }
 }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, open, readdir, readlink, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { ImportSpool } from '../../src/formats/import-spool.ts'
+import { ImportSpool, SpoolUnavailableError } from '../../src/formats/import-spool.ts'
 import type { NewBook } from '../../src/schemas.ts'
 
 // A temporary directory of this file's own: imports in other test files spool beside it in the shared one.
@@ -11,7 +11,11 @@ const ownTmp = await mkdtemp(join(tmpdir(), 'spool-test-'))
 process.env.TMPDIR = ownTmp
 after(() => rm(ownTmp, { recursive: true, force: true }))
 
-const spoolDirectories = () => readdir(ownTmp)
+/** The files of this process's open descriptors that lie in the temporary directory. */
+async function openSpoolFiles(): Promise<string[]> {
+  const targets = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))
+  return targets.filter((target) => target.startsWith(ownTmp))
+}
 
 async function readAll(spool: ImportSpool): Promise<NewBook[][]> {
   const batches: NewBook[][] = []
@@ -48,13 +52,36 @@ test('a spool with nothing written reads as no batches', async () => {
   }
 })
 
-test('remove leaves no file behind, whether or not the batches were read', async () => {
+test('the file is never visible in the folder, and its descriptor is closed by remove, whether or not the batches were read', async () => {
   const unread = await ImportSpool.create()
   await unread.write([{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
   const read = await ImportSpool.create()
   await read.write([{ title: 'Emma', author: 'Jane Austen', year: 1815 }])
   await readAll(read)
-  assert.equal((await spoolDirectories()).length, 2)
+  // Unlinked at once: a process that dies mid-import leaves nothing in the folder.
+  assert.deepEqual(await readdir(ownTmp), [])
+  assert.equal((await openSpoolFiles()).length, 2)
   await Promise.all([unread.remove(), read.remove()])
-  assert.deepEqual(await spoolDirectories(), [])
+  assert.deepEqual(await openSpoolFiles(), [])
+})
+
+test('a full disk fails the import as unavailable for now (503), not as an internal error', async () => {
+  // Every write to /dev/full fails as a full disk does.
+  const spool = await ImportSpool.create(ownTmp, () => open('/dev/full', 'w'))
+  try {
+    const book = { title: 'x'.repeat(500), author: 'y', year: 1 }
+    const failure = await (async () => {
+      try {
+        for (let i = 0; i < 1000; i++) await spool.write(Array(100).fill(book))
+        for await (const _ of spool.batches());
+      } catch (err) {
+        return err
+      }
+    })()
+    assert.ok(failure instanceof SpoolUnavailableError, String(failure))
+    assert.equal(failure.statusCode, 503)
+    assert.equal(failure.headers['retry-after'], '5')
+  } finally {
+    await spool.remove()
+  }
 })
