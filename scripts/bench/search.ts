@@ -9,13 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { request, Agent } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DatabaseSync } from 'node:sqlite'
 import { parseArgs } from 'node:util'
 import { faker } from '@faker-js/faker'
-import pg from 'pg'
-import { bookColumns, INSERT_BOOK_COLUMNS } from '../../src/store/postgres-batched-writes.ts'
-import { SqliteSearchIndex } from '../../src/store/sqlite-search-index.ts'
 import type { NewBook } from '../../src/store/store.ts'
+import { SEED, seedPostgres, seedSqlite } from './catalogue.ts'
 import { createDatabase, dropDatabase } from './postgres.ts'
 import { peakRss } from './processes.ts'
 import { login, startService, type Service } from './service.ts'
@@ -41,74 +38,6 @@ interface EngineResult {
   figures: Figure[]
   list: { path: string; seconds: number; peakRssMiB: number }[]
   note?: string
-}
-
-const SEED = 20_241_123
-const BATCH = 5000
-
-/** The same catalogue on every run: titles, series, author lists, accents, years. */
-function* generateBooks(count: number): Generator<NewBook> {
-  faker.seed(SEED)
-  for (let n = 0; n < count; n++) {
-    const kind = n % 4
-    const title =
-      kind === 0
-        ? faker.book.title()
-        : kind === 1
-          ? `${faker.book.title()} (${faker.book.series()}, #${1 + (n % 9)})`
-          : kind === 2
-            ? `The ${faker.word.adjective()} ${faker.word.noun()}`
-            : `${faker.word.noun()} of ${faker.location.city()}`
-    const author = n % 5 === 0 ? `${faker.person.fullName()}, ${faker.person.fullName()}` : faker.person.fullName()
-    yield { title: title.slice(0, 500), author: author.slice(0, 500), year: faker.number.int({ min: 1500, max: 2025 }) }
-  }
-}
-
-/** Every BATCH books of the catalogue, keeping one in a thousand as material for queries. */
-async function inBatches(count: number, write: (books: NewBook[]) => Promise<void> | void): Promise<NewBook[]> {
-  const kept: NewBook[] = []
-  let batch: NewBook[] = []
-  let n = 0
-  for (const book of generateBooks(count)) {
-    if (n++ % 1000 === 0) kept.push(book)
-    batch.push(book)
-    if (batch.length === BATCH) {
-      await write(batch)
-      batch = []
-    }
-  }
-  if (batch.length > 0) await write(batch)
-  return kept
-}
-
-function seedSqlite(path: string, count: number): Promise<NewBook[]> {
-  const db = new DatabaseSync(path)
-  const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`)
-  return inBatches(count, (books) => {
-    const [titles, authors, years, tf, af, tw, aw] = bookColumns(books)
-    db.exec('BEGIN')
-    for (let i = 0; i < books.length; i++) insert.run(titles![i]!, authors![i]!, years![i]!, tf![i]!, af![i]!, tw![i]!, aw![i]!)
-    db.exec('COMMIT')
-  })
-    .then((kept) => {
-      new SqliteSearchIndex(db).indexAll()
-      return kept
-    })
-    .finally(() => db.close())
-}
-
-async function seedPostgres(url: string, count: number): Promise<NewBook[]> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await inBatches(count, async (books) => {
-      await client.query(INSERT_BOOK_COLUMNS, bookColumns(books))
-    })
-  } finally {
-    await client.query('VACUUM ANALYZE books').catch(() => undefined)
-    await client.end()
-  }
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 })
