@@ -15,7 +15,16 @@ export function neutraliseCell(text: string): string {
   return FORMULA.test(text) ? `'${text}` : text
 }
 
-const CSV_OPTIONS = { cast: { string: neutraliseCell }, columns: [...COLUMNS], eof: true, record_delimiter: 'windows' } as const
+const CSV_OPTIONS = {
+  cast: { string: neutraliseCell },
+  columns: [...COLUMNS],
+  eof: true,
+  record_delimiter: 'windows',
+  // csv-stringify quotes a cell that holds the record delimiter, CRLF, but not one that holds a CR
+  // or an LF alone: any reader but the service's own would start a record there, whose first cell
+  // ("=cmd|…" after a line break in a title) the formula guard never saw.
+  quoted_match: /[\r\n]/,
+} as const
 
 /**
  * CSV with the header `id,title,author,year` and RFC 4180 quoting (CRLF line ends), streamed

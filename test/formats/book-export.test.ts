@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
 import { describe, test } from 'node:test'
@@ -7,6 +8,7 @@ import { csvExport, ndjsonExport, neutraliseCell } from '../../src/formats/book-
 import { BookImport } from '../../src/formats/book-import.ts'
 import type { NewBook } from '../../src/schemas.ts'
 import type { Book } from '../../src/store/store.ts'
+import { skipWithout } from '../support/executables.ts'
 
 /** The text as sent, byte-order mark included. */
 async function text(stream: Readable): Promise<string> {
@@ -24,6 +26,18 @@ async function importBack(body: string, format: 'csv' | 'ndjson'): Promise<NewBo
   assert.deepEqual(reader.errors, [])
   return books
 }
+
+/** Text of every kind a title may hold, and above all what breaks CSV and runs in spreadsheets. */
+const anyText = fc
+  .string({
+    unit: fc.oneof(
+      fc.constantFrom('=', '+', '-', '@', '\t', '\r', '\n', '\r\n', "'", '"', ',', ' ', 'cmd'),
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }),
+    ),
+    minLength: 1,
+    maxLength: 30,
+  })
+  .filter((value) => value.trim() !== '' && !value.includes('\u0000'))
 
 const books: Book[] = [
   { id: 1, title: 'Dune', author: 'Frank Herbert', year: 1965 },
@@ -65,6 +79,49 @@ describe('exporting books', () => {
       books,
     )
   })
+
+  test('CSV: a line break alone in a cell is quoted, so no line of the file starts a record the guard never saw', async () => {
+    const csv = await text(csvExport(pagesOf([{ id: 3, title: "Harmless\n=cmd|' /C calc'!A0", author: 'Cut\rshort', year: 1 }])))
+    assert.equal(csv, `\uFEFFid,title,author,year\r\n3,"Harmless\n=cmd|' /C calc'!A0","Cut\rshort",1\r\n`)
+  })
+
+  test(
+    "CSV: Python's csv module reads every row back, and no cell it reads starts as a formula (seeded)",
+    { skip: skipWithout('/usr/bin/python3', 'python3') },
+    async () => {
+      const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31)
+      const sample = fc
+        .sample(fc.array(fc.record({ id: fc.nat(), title: anyText, author: anyText, year: fc.integer() }), { minLength: 1 }), {
+          seed,
+          numRuns: 20,
+        })
+        .flat()
+      const csv = await text(csvExport(pagesOf(sample, 7)))
+      // Python reads the file as a spreadsheet would: records as its own reader splits them.
+      const read = JSON.parse(
+        execFileSync(
+          '/usr/bin/python3',
+          ['-c', 'import csv, io, json, sys; print(json.dumps(list(csv.reader(io.StringIO(sys.stdin.read(), newline="")))))'],
+          {
+            input: csv.slice(1),
+          },
+        ).toString(),
+      ) as string[][]
+      assert.deepEqual(read[0], ['id', 'title', 'author', 'year'], `seed ${seed}`)
+      assert.equal(read.length, sample.length + 1, `seed ${seed}`)
+      for (const [i, book] of sample.entries()) {
+        const [id, title, author, year] = read[i + 1]!
+        assert.deepEqual([id, year], [String(book.id), String(book.year)], `seed ${seed}`)
+        for (const [cell, stored] of [
+          [title!, book.title],
+          [author!, book.author],
+        ]) {
+          assert.equal(cell, neutraliseCell(stored!), `seed ${seed}`)
+          assert.doesNotMatch(cell, /^[=+\-@\t\r]/, `seed ${seed}`)
+        }
+      }
+    },
+  )
 
   test('what either format writes, the import reads back (seeded)', async () => {
     const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31)
