@@ -64,10 +64,35 @@ describe('reading an import', () => {
     })
 
     test('a __proto__ member neither pollutes nor supplies a member', async () => {
-      const { books, errors } = await read('[{"__proto__": {"title": "Dune"}, "author": "Frank Herbert", "year": 1965}]', 'json')
+      const { books, errors } = await read('[{"__proto__": "Dune", "author": "Frank Herbert", "year": 1965}]', 'json')
       assert.deepEqual(books, [])
       assert.deepEqual(errors, [{ row: 1, message: 'title is missing' }])
       assert.equal(({} as Record<string, unknown>).title, undefined)
+    })
+
+    test('a member that holds a list or an object stops the import at that book', async () => {
+      for (const member of ['{"title": "Dune"}', '["Dune"]', '[[[]]]']) {
+        const { books, errors } = await read(`[${JSON.stringify(dune)}, {"title": ${member}, "author": "x", "year": 1}]`, 'json')
+        assert.deepEqual(books, [])
+        assert.deepEqual(errors, [
+          { row: 2, message: 'This book nests a list or an object in a member: each member must be text or a number' },
+        ])
+      }
+    })
+
+    test('brackets nested millions deep are refused at the third, having read one chunk', async () => {
+      let chunks = 0
+      async function* brackets(): AsyncGenerator<Uint8Array> {
+        const chunk = Buffer.alloc(64 * 1024, '[')
+        // 32 MiB of them, as the body limit allows, if the reader kept on.
+        for (; chunks < 512; chunks++) yield chunk
+      }
+      const reader = new BookImport(brackets(), 'json')
+      for await (const _ of reader.batches());
+      assert.deepEqual(reader.errors, [
+        { row: 1, message: 'This book nests a list or an object in a member: each member must be text or a number' },
+      ])
+      assert.ok(chunks <= 2, `read ${chunks} chunks`)
     })
   })
 
