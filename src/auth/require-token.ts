@@ -9,9 +9,11 @@ const BEARER = /^bearer\s+/i
 /**
  * Runs at onRequest, before the body is read, so a request without a valid token
  * is refused whatever it carries. The header holds the token itself or `Bearer <token>`.
+ * Answers to signed-in requests carry the catalogue's data for one client: no cache may keep them.
  */
 export function requireToken(tokens: TokenService): onRequestHookHandler {
-  return function checkToken(request, _reply, done) {
+  return function checkToken(request, reply, done) {
+    reply.header('cache-control', 'no-store')
     const header = request.headers.authorization
     if (header === undefined || header.trim() === '') {
       done(new HttpError(401, 'Authorization token required'))

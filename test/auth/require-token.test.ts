@@ -37,6 +37,23 @@ describe('token check on the book routes', () => {
     test(`401 Authorization token required: header ${name}`, () => assertRefused(header, 'Authorization token required'))
   }
 
+  test('no cache may keep an answer to a signed-in request, whatever the route and the outcome', async () => {
+    const token = await issueToken(app)
+    const answers = [
+      await getBooks(token),
+      await getBooks(),
+      await app.inject({ method: 'GET', url: '/book/1', headers: { authorization: token } }),
+      await app.inject({
+        method: 'POST',
+        url: '/book',
+        headers: { authorization: token },
+        payload: { title: 'Dune', author: 'Frank Herbert', year: 1965 },
+      }),
+      await app.inject({ method: 'GET', url: '/books/export', headers: { authorization: token } }),
+    ]
+    for (const res of answers) assert.equal(res.headers['cache-control'], 'no-store', `${res.statusCode} ${res.body.slice(0, 80)}`)
+  })
+
   test('the raw token is accepted, and so is Bearer <token> in any case', async () => {
     const token = await issueToken(app)
     for (const header of [token, `Bearer ${token}`, `bearer ${token}`, `BEARER ${token}`]) {
