@@ -151,9 +151,15 @@ describe('the service as npm start runs it', () => {
     ['AUTH_USERNAME missing in production', { ...productionEnv, AUTH_USERNAME: '' }, /AUTH_USERNAME/],
     ['AUTH_PASSWORD missing in production', { ...productionEnv, AUTH_PASSWORD: '' }, /AUTH_PASSWORD/],
     ['an unknown DB_URL scheme', { DB_URL: 'mysql://root@localhost/books' }, /DB_URL.*sqlite:PATH/],
+    // Even root may not make a folder in /sys: a data folder that cannot be written, as on a read-only file system.
+    [
+      'a data folder that cannot be created',
+      { DB_URL: 'sqlite:/sys/books-data/books.db' },
+      /^Store unavailable at start-up: cannot create \/sys\/books-data\/books\.db: EPERM/,
+    ],
   ]
   for (const [name, env, pattern] of refusals) {
-    test(`refuses to start with ${name}: exit code 1 and one line naming the variable`, async () => {
+    test(`refuses to start with ${name}: exit code 1 and one line saying why`, async () => {
       const { code, output } = await runToExit(env, { cwd: tempDir() })
       assert.equal(code, 1)
       const lines = output.trim().split('\n')
