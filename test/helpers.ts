@@ -6,7 +6,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp, type AppParts } from '../src/app.ts'
 import { DEFAULT_LIMITS, type Config } from '../src/config.ts'
 import { createMetrics } from '../src/observability/metrics.ts'
-import { SqliteBookStore } from '../src/store/sqlite.ts'
+import { SqliteStore } from '../src/store/sqlite/store.ts'
 import type { Store } from '../src/store/store.ts'
 import { openTestPostgresStore } from './support/postgres-store.ts'
 import { createTestSchema, postgresUnreachableReason } from './support/postgres.ts'
@@ -64,7 +64,7 @@ const postgresSkip = process.env.CI === 'true' ? undefined : await postgresUnrea
 export const storeEngines: StoreEngine[] = [
   {
     name: 'sqlite',
-    open: async () => new SqliteBookStore({ path: ':memory:' }),
+    open: async () => new SqliteStore({ path: ':memory:' }),
     async freshDatabase() {
       const dir = await mkdtemp(join(tmpdir(), 'books-'))
       return { dbUrl: `sqlite:${join(dir, 'books.db')}`, drop: () => rm(dir, { recursive: true, force: true }) }
@@ -92,7 +92,7 @@ export const searchEngines: StoreEngine[] = [
   {
     ...storeEngines[0]!,
     name: 'sqlite, indexed in batches of 5',
-    open: async () => new SqliteBookStore({ path: ':memory:', searchIndexBatch: 5 }),
+    open: async () => new SqliteStore({ path: ':memory:', searchIndexBatch: 5 }),
   },
 ]
 

@@ -1,4 +1,4 @@
--- Books are ranked by the service's own SQL (src/store/find-sql.ts), never by FTS5's bm25(), so
+-- Books are ranked by the service's own SQL (src/store/sql/find.ts), never by FTS5's bm25(), so
 -- the word and trigram indexes need not keep each book's token counts. Without them an insert
 -- writes one row less into each index: in transactions of 1,000 books, 47 µs of CPU per book
 -- instead of 72. The indexes are made again from the books; the triggers of 003 keep them.

@@ -3,9 +3,9 @@
 -- where one of a thousand indexed by one statement costs about 5.
 --
 -- Books with an id above `indexed_up_to` are the tail: not yet in books_words or books_text. Finds
--- look through the tail directly (src/store/sqlite-find.ts), so a book is found as soon as it is
+-- look through the tail directly (src/store/sqlite/find.ts), so a book is found as soon as it is
 -- stored either way. The service moves `indexed_up_to` forward once the tail is long enough
--- (src/store/sqlite-search-index.ts), and the trigger below indexes the books it passes, in the
+-- (src/store/sqlite/search-index.ts), and the trigger below indexes the books it passes, in the
 -- same statement. Ids only grow (AUTOINCREMENT), so a new book always joins the tail.
 CREATE TABLE search_index_state (
   id            INTEGER PRIMARY KEY CHECK (id = 1),

@@ -5,7 +5,7 @@
 --
 -- `indexed` is 1 for the books that every index holds, and NULL for the tail (migration 012); the
 -- sort-key indexes are partial, and hold only the indexed books. Finds read the indexed books and
--- the tail separately, and merge them (src/store/sqlite-find.ts).
+-- the tail separately, and merge them (src/store/sqlite/find.ts).
 ALTER TABLE books ADD COLUMN indexed INTEGER;
 UPDATE books SET indexed = 1 WHERE id <= (SELECT indexed_up_to FROM search_index_state);
 

@@ -7,8 +7,8 @@
 import { DatabaseSync } from 'node:sqlite'
 import { faker } from '@faker-js/faker'
 import pg from 'pg'
-import { bookColumns, INSERT_BOOK_COLUMNS } from '../../src/store/postgres-batched-writes.ts'
-import { SqliteSearchIndex } from '../../src/store/sqlite-search-index.ts'
+import { bookColumns, INSERT_BOOK_COLUMNS } from '../../src/store/postgres/book-writes.ts'
+import { SqliteSearchIndex } from '../../src/store/sqlite/search-index.ts'
 import type { NewBook } from '../../src/store/store.ts'
 
 export const SEED = 20_241_123

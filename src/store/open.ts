@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts'
-import { PostgresBookStore } from './postgres.ts'
-import { SqliteBookStore, sqlitePath } from './sqlite.ts'
+import { PostgresStore } from './postgres/store.ts'
+import { SqliteStore, sqlitePath } from './sqlite/store.ts'
 import type { Store } from './store.ts'
 
 export type StoreConfig = Pick<Config, 'dbUrl' | 'dbPoolSize' | 'dbConnectTimeoutMs' | 'dbQueryTimeoutMs'> &
@@ -10,14 +10,14 @@ export type StoreConfig = Pick<Config, 'dbUrl' | 'dbPoolSize' | 'dbConnectTimeou
 export async function openStore(config: StoreConfig): Promise<Store> {
   const { dbUrl } = config
   if (dbUrl.startsWith('sqlite:')) {
-    return new SqliteBookStore({
+    return new SqliteStore({
       path: sqlitePath(dbUrl),
       busyTimeoutMs: config.dbQueryTimeoutMs,
       synchronous: config.sqliteSynchronous,
     })
   }
   if (/^postgres(ql)?:\/\//.test(dbUrl)) {
-    return PostgresBookStore.open({
+    return PostgresStore.open({
       url: dbUrl,
       poolSize: config.dbPoolSize,
       connectTimeoutMs: config.dbConnectTimeoutMs,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { StoreUnavailableError, type LoginFailureRepository, type Store } from '../../src/store/store.ts'
 import { buildTestApp, dune, issueToken, listenOnLoopback, TEST_PASSWORD, TEST_USERNAME } from '../helpers.ts'
 import { parseResponse, sendRaw } from '../raw-http.ts'
@@ -10,7 +10,7 @@ const envelopeOf = (status: number, message: string) => ({ status, message, data
 
 /** A store whose every book operation fails with `error`; logins still work. */
 function failingStore(error: () => Error): Store {
-  const store = new SqliteBookStore({ path: ':memory:' })
+  const store = new SqliteStore({ path: ':memory:' })
   const fail = async () => {
     throw error()
   }
@@ -150,7 +150,7 @@ describe('errors carry their answer', () => {
 
 describe('POST /token when the store cannot count failed logins', () => {
   const withLoginFailures = (methods: Partial<LoginFailureRepository>) => {
-    const store = new SqliteBookStore({ path: ':memory:' })
+    const store = new SqliteStore({ path: ':memory:' })
     Object.assign(store.loginFailures, methods)
     return store
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import type { Store } from '../../src/store/store.ts'
 import { buildTestApp, issueToken, storeEngines, withToken } from '../helpers.ts'
 
@@ -210,7 +210,7 @@ describe('GET /books on a store that does not serialise lists itself', () => {
   let token: string
 
   before(async () => {
-    store = new SqliteBookStore({ path: ':memory:' })
+    store = new SqliteStore({ path: ':memory:' })
     app = await buildTestApp({}, { store: listingOnly(store) })
     token = await issueToken(app)
   })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { test } from 'node:test'
 import type { BookPageJson, Store } from '../../src/store/store.ts'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { buildTestApp, issueToken, listenOnLoopback } from '../helpers.ts'
 
 const PAGES = 40
@@ -28,7 +28,7 @@ test('other requests are answered between the pages of a long unpaged GET /books
   let pagesRead = 0
   let onFirstPage = () => {}
   // A store whose list runs to 40 pages of 1000 books, each page read synchronously as SQLite does.
-  const real = new SqliteBookStore({ path: ':memory:' })
+  const real = new SqliteStore({ path: ':memory:' })
   const books = new Proxy(real.books, {
     get(target, name) {
       if (name !== 'listJson') return Reflect.get(target, name)

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createMetrics } from '../../src/observability/metrics.ts'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
 import { buildTestApp, dune, issueToken, withToken } from '../helpers.ts'
 
 function storeWithPing(ping: () => Promise<void>): Store {
-  const store = new SqliteBookStore({ path: ':memory:' })
+  const store = new SqliteStore({ path: ':memory:' })
   return Object.assign(Object.create(store) as Store, { ping, close: () => store.close() })
 }
 
@@ -74,7 +74,7 @@ describe('operational endpoints', () => {
   })
 
   it('GET /metrics reports the connection pool of a store that has one', async () => {
-    const store = Object.assign(new SqliteBookStore({ path: ':memory:' }), {
+    const store = Object.assign(new SqliteStore({ path: ':memory:' }), {
       connections: () => ({ total: 4, idle: 3, waiting: 0 }),
     })
     const app = await buildTestApp({}, { store })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { FindQuery } from '../../src/books/find-query.ts'
 import { instrumentStore } from '../../src/store/instrumented.ts'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
 import { dune } from '../helpers.ts'
 
@@ -19,7 +19,7 @@ function recorder() {
 describe('instrumented store', () => {
   it('answers what the store answers and records each operation as ok', async () => {
     const metrics = recorder()
-    const store = instrumentStore(new SqliteBookStore({ path: ':memory:' }), metrics)
+    const store = instrumentStore(new SqliteStore({ path: ':memory:' }), metrics)
     const book = await store.books.create(dune)
     // node:sqlite rows have no prototype: compare their members.
     assert.deepEqual({ ...(await store.books.get(book.id)) }, { ...book })
@@ -37,7 +37,7 @@ describe('instrumented store', () => {
 
   it("keeps the engine's own list serialisation, recorded as a list", async () => {
     const metrics = recorder()
-    const store = instrumentStore(new SqliteBookStore({ path: ':memory:' }), metrics)
+    const store = instrumentStore(new SqliteStore({ path: ':memory:' }), metrics)
     const book = await store.books.create(dune)
     assert.deepEqual(await store.books.listJson?.(0, 10), { json: JSON.stringify([{ id: book.id, ...dune }]), count: 1, lastId: book.id })
     await store.close()
@@ -49,7 +49,7 @@ describe('instrumented store', () => {
 
   it('records the operations of a transaction, and every method a repository has', async () => {
     const metrics = recorder()
-    const engine = new SqliteBookStore({ path: ':memory:' })
+    const engine = new SqliteStore({ path: ':memory:' })
     // A method that no list names: generic instrumentation records it all the same.
     Object.assign(engine.books, { count: async () => (await engine.books.list(0, 100)).length })
     const store = instrumentStore(engine, metrics)
@@ -70,7 +70,7 @@ describe('instrumented store', () => {
 
   it('records finds as find, outside a transaction and inside one', async () => {
     const metrics = recorder()
-    const store = instrumentStore(new SqliteBookStore({ path: ':memory:' }), metrics)
+    const store = instrumentStore(new SqliteStore({ path: ':memory:' }), metrics)
     const query: FindQuery = { filter: { words: ['dune'] }, order: { relevance: true }, limit: 10 }
     await store.books.create(dune)
     assert.deepEqual(
@@ -91,7 +91,7 @@ describe('instrumented store', () => {
   it('records how long the operation took, in seconds', async () => {
     const slowPing = () => new Promise<void>((resolve) => setTimeout(resolve, 40))
     const metrics = recorder()
-    const store = instrumentStore(Object.assign(new SqliteBookStore({ path: ':memory:' }), { ping: slowPing }) as Store, metrics)
+    const store = instrumentStore(Object.assign(new SqliteStore({ path: ':memory:' }), { ping: slowPing }) as Store, metrics)
     await store.ping()
     await store.close()
     assert.deepEqual(metrics.seen, [['ping', 'ok']])
@@ -102,7 +102,7 @@ describe('instrumented store', () => {
   it('passes failures on and records them as unavailable or error', async () => {
     const down = new StoreUnavailableError(new Error('down'))
     const broken = new Error('broken')
-    const failing = new SqliteBookStore({ path: ':memory:' })
+    const failing = new SqliteStore({ path: ':memory:' })
     Object.assign(failing.books, {
       get: () => Promise.reject(down),
       delete: () => Promise.reject(broken),

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import { readMigrations, type Migration } from '../../src/store/migrations.ts'
-import { migratePostgres } from '../../src/store/postgres-migrations.ts'
+import { migratePostgres } from '../../src/store/postgres/migrate.ts'
 import { storeEngines } from '../helpers.ts'
 import { adminQuery, createTestSchema, type TestSchema } from '../support/postgres.ts'
 

@@ -29,7 +29,7 @@ export function matches(book: Book, query: ModelQuery): boolean {
   return true
 }
 
-/** The relevance of a book to the words of `q`, as src/store/find-sql.ts defines it. */
+/** The relevance of a book to the words of `q`, as src/store/sql/find.ts defines it. */
 export function relevance(book: Book, q: string): number {
   const words = queryWords(q)
   if (words.length === 0) return 0

@@ -1,5 +1,5 @@
 import { after } from 'node:test'
-import { PostgresBookStore } from '../../src/store/postgres.ts'
+import { PostgresStore } from '../../src/store/postgres/store.ts'
 import type { Store } from '../../src/store/store.ts'
 import { createTestSchema } from './postgres.ts'
 
@@ -14,9 +14,9 @@ after(async () => {
 /** A store on a fresh schema that is dropped when the store is closed. */
 export async function openTestPostgresStore(): Promise<Store> {
   const schema = await createTestSchema()
-  let store: PostgresBookStore
+  let store: PostgresStore
   try {
-    store = await PostgresBookStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+    store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
   } catch (err) {
     await schema.drop()
     throw err

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { classifyPostgresError } from '../../src/store/postgres-errors.ts'
-import { StoreUnavailableError } from '../../src/store/store.ts'
+import { classifyPostgresError } from '../../../src/store/postgres/errors.ts'
+import { StoreUnavailableError } from '../../../src/store/store.ts'
 
 function serverError(code: string): pg.DatabaseError {
   const err = new pg.DatabaseError('from the server', 0, 'error')

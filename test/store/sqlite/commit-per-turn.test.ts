@@ -2,16 +2,16 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { dune } from '../helpers.ts'
-import { temporaryDirectory } from '../support/temporary.ts'
+import { SqliteStore } from '../../../src/store/sqlite/store.ts'
+import { dune } from '../../helpers.ts'
+import { temporaryDirectory } from '../../support/temporary.ts'
 
 const dir = temporaryDirectory('books-group-commit-')
 let files = 0
 const freshPath = () => join(dir, `books-${++files}.db`)
 
 test('writes asked for together all commit, each with its own result', async () => {
-  const store = new SqliteBookStore({ path: freshPath() })
+  const store = new SqliteStore({ path: freshPath() })
   try {
     const created = await Promise.all(Array.from({ length: 20 }, (_, i) => store.books.create({ ...dune, year: 1900 + i })))
     assert.deepEqual(
@@ -34,7 +34,7 @@ test('writes asked for together all commit, each with its own result', async () 
 })
 
 test('a write that fails does not take the others in its transaction with it', async () => {
-  const store = new SqliteBookStore({ path: freshPath() })
+  const store = new SqliteStore({ path: freshPath() })
   try {
     const results = await Promise.allSettled([
       store.books.create(dune),
@@ -53,11 +53,11 @@ test('a write that fails does not take the others in its transaction with it', a
 
 test('closing the store commits the writes still waiting', async () => {
   const path = freshPath()
-  const store = new SqliteBookStore({ path })
+  const store = new SqliteStore({ path })
   const pending = store.books.create(dune)
   await store.close()
   assert.equal((await pending).id, 1)
-  const reopened = new SqliteBookStore({ path })
+  const reopened = new SqliteStore({ path })
   try {
     assert.equal((await reopened.books.get(1))?.title, dune.title)
   } finally {
@@ -67,7 +67,7 @@ test('closing the store commits the writes still waiting', async () => {
 
 test('every acknowledged write survives a kill -9 right after its answer', async () => {
   const path = freshPath()
-  const storeModule = new URL('../../src/store/sqlite.ts', import.meta.url).href
+  const storeModule = new URL('../../../src/store/sqlite/store.ts', import.meta.url).href
   // The child acknowledges each write on stdout as its promise settles (writeSync: the line
   // has left the process when it returns), and dies by SIGKILL as soon as the last one is
   // acknowledged, before anything could tidy up.
@@ -78,9 +78,9 @@ test('every acknowledged write survives a kill -9 right after its answer', async
       '-e',
       `
       const { writeSync } = await import('node:fs')
-      const { SqliteBookStore } = await import(${JSON.stringify(storeModule)})
+      const { SqliteStore } = await import(${JSON.stringify(storeModule)})
       const ack = (line) => writeSync(1, line + '\\n')
-      const store = new SqliteBookStore({ path: ${JSON.stringify(path)} })
+      const store = new SqliteStore({ path: ${JSON.stringify(path)} })
       const writes = []
       for (let i = 0; i < 200; i++) {
         writes.push(store.books.create({ title: 'Book ' + i, author: 'Author', year: 2000 }).then((book) => ack(book.id)))
@@ -96,7 +96,7 @@ test('every acknowledged write survives a kill -9 right after its answer', async
   assert.equal(child.signal, 'SIGKILL', child.stderr)
   const acknowledged = child.stdout.trim().split('\n')
   assert.equal(acknowledged.length, 202)
-  const store = new SqliteBookStore({ path })
+  const store = new SqliteStore({ path })
   try {
     const books = await store.books.list(0, 1000)
     assert.deepEqual(

@@ -11,7 +11,7 @@ interface Waiter<T> {
  * share one. A lookup still sees every write acknowledged before it was asked for: the query
  * starts after it was.
  */
-export function batchedLookup<T extends { id: number }>(fetch: (ids: number[]) => Promise<T[]>): (id: number) => Promise<T | undefined> {
+export function lookupsPerTurn<T extends { id: number }>(fetch: (ids: number[]) => Promise<T[]>): (id: number) => Promise<T | undefined> {
   let waiting: Waiter<T>[] = []
 
   async function flush() {

@@ -1,11 +1,11 @@
 import { DatabaseSync } from 'node:sqlite'
-import type { FindQuery, FoundBooks } from '../books/find-query.ts'
-import { fold, indexWords, searchKeys } from '../books/folding.ts'
-import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
-import { loadMigrations } from './migrations.ts'
+import type { FindQuery, FoundBooks } from '../../books/find-query.ts'
+import { fold, indexWords, searchKeys } from '../../books/folding.ts'
+import { keyClaimOf, type KeyRow } from '../sql/idempotency-rows.ts'
+import { loadMigrations } from '../migrations.ts'
 import { createPrivateDatabaseFile } from './private-files.ts'
-import { sqliteFinder } from './sqlite-find.ts'
-import { SqliteSearchIndex } from './sqlite-search-index.ts'
+import { sqliteFinder } from './find.ts'
+import { SqliteSearchIndex } from './search-index.ts'
 import {
   StoreUnavailableError,
   type Book,
@@ -17,8 +17,8 @@ import {
   type Store,
   type StoredBook,
   type UpdateResult,
-} from './store.ts'
-import { TurnTransaction } from './turn-transaction.ts'
+} from '../store.ts'
+import { CommitPerTurn } from './commit-per-turn.ts'
 
 export interface SqliteOptions {
   /** A file path, or `:memory:`. */
@@ -296,15 +296,15 @@ function transactionExecutor(): Executor & { end(): void } {
 
 /**
  * The store in one SQLite file, on one connection: operations asked for in one turn commit
- * together (see TurnTransaction), and a transaction holds the connection until it settles.
+ * together (see CommitPerTurn), and a transaction holds the connection until it settles.
  */
-export class SqliteBookStore implements Store {
+export class SqliteStore implements Store {
   readonly books: BookRepository
   readonly loginFailures: LoginFailureRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly #db: DatabaseSync
   readonly #queries: Queries
-  readonly #turn: TurnTransaction
+  readonly #turn: CommitPerTurn
 
   constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal', searchIndexBatch }: SqliteOptions) {
     if (path !== ':memory:') createPrivateDatabaseFile(path)
@@ -324,7 +324,7 @@ export class SqliteBookStore implements Store {
       throw classify(err)
     }
     this.#queries = { sql: prepareStatements(db), find: sqliteFinder(db), searchIndex }
-    const turn = new TurnTransaction(db, classify)
+    const turn = new CommitPerTurn(db, classify)
     this.#turn = turn
     const batched: Executor = {
       read: (statement) => turn.read(statement),

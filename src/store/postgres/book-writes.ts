@@ -1,7 +1,7 @@
 import type { QueryResultRow } from 'pg'
-import { searchKeys } from '../books/folding.ts'
-import type { BookChanges, NewBook, StoredBook, UpdateResult } from './store.ts'
-import type { BatchedWrite } from './write-batches.ts'
+import { searchKeys } from '../../books/folding.ts'
+import type { BookChanges, NewBook, StoredBook, UpdateResult } from '../store.ts'
+import type { BatchedWrite } from './group-commit.ts'
 
 /** A statement each connection prepares once, by name, and then only binds and executes. */
 interface Statement {
@@ -91,7 +91,7 @@ interface UpdatedRow extends Omit<StoredBook, 'title' | 'author' | 'year' | 'rev
 
 /**
  * Creates, updates and deletes of books, each run of them one statement: the rows of a run go
- * as arrays, unnested by the server. WriteBatches keeps two writes to one book out of one
+ * as arrays, unnested by the server. GroupCommit keeps two writes to one book out of one
  * statement, so each row of an update or a delete names a different book.
  */
 export function batchedBookWrites(query: Query) {

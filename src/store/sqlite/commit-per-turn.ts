@@ -26,7 +26,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
  * transaction of the caller's own): while it is held, the turns' operations and direct
  * statements wait, so that none of them runs inside it, and they run once it is released.
  */
-export class TurnTransaction {
+export class CommitPerTurn {
   readonly #db: DatabaseSync
   readonly #classify: (err: unknown) => unknown
   readonly #beginRead: StatementSync

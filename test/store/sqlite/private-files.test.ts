@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
+import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8)
 
@@ -12,7 +12,7 @@ test('the data folder is created 0700 and the SQLite files 0600', async (t) => {
   t.after(() => rmSync(root, { recursive: true, force: true }))
   const dir = join(root, 'data')
   const path = join(dir, 'books.db')
-  const store = new SqliteBookStore({ path })
+  const store = new SqliteStore({ path })
   t.after(() => store.close())
   await store.books.create({ title: 'Dune', author: 'Frank Herbert', year: 1965 })
   assert.equal(mode(dir), '700')

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { loadMigrations, type Migration } from './migrations.ts'
-import { fillSearchKeys } from './postgres-search-keys.ts'
+import { loadMigrations, type Migration } from '../migrations.ts'
+import { fillSearchKeys } from './search-keys.ts'
 
 /** How the service's sessions are named in pg_stat_activity. */
 export const APPLICATION_NAME = 'book-catalogue'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { batchedLookup } from '../../src/store/batched-lookup.ts'
+import { lookupsPerTurn } from '../../../src/store/postgres/lookups-per-turn.ts'
 
 interface Row {
   id: number
@@ -13,7 +13,7 @@ function engine(rows: Row[]) {
     queries.push(ids)
     return rows.filter((row) => ids.includes(row.id))
   }
-  return { queries, lookup: batchedLookup(fetch) }
+  return { queries, lookup: lookupsPerTurn(fetch) }
 }
 
 test('lookups asked for in one turn share one query, each with its own answer', async () => {
@@ -38,7 +38,7 @@ test('lookups of a later turn go in a later query', async () => {
 })
 
 test('a failed query fails every lookup in it', async () => {
-  const lookup = batchedLookup<Row>(async () => {
+  const lookup = lookupsPerTurn<Row>(async () => {
     throw new Error('unavailable')
   })
   const results = await Promise.allSettled([lookup(1), lookup(2)])

@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { searchKeys } from '../books/folding.ts'
+import { searchKeys } from '../../books/folding.ts'
 
 /** Books read and written back per statement while the search columns are filled. */
 const BATCH = 1000

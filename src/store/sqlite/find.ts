@@ -1,6 +1,6 @@
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 'node:sqlite'
-import type { FindQuery, FoundBooks } from '../books/find-query.ts'
-import { countStatement, findStatement, foundBooks, type BookSource, type FindDialect, type FoundRow, type Statement } from './find-sql.ts'
+import type { FindQuery, FoundBooks } from '../../books/find-query.ts'
+import { countStatement, findStatement, foundBooks, type BookSource, type FindDialect, type FoundRow, type Statement } from '../sql/find.ts'
 
 /** Trigrams need three characters; shorter text is looked for in every book. */
 const TRIGRAM = 3

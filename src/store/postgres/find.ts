@@ -1,6 +1,6 @@
 import type { QueryResultRow } from 'pg'
-import type { FindQuery, FoundBooks } from '../books/find-query.ts'
-import { countStatement, findStatement, foundBooks, type FindDialect, type FoundRow, type Statement } from './find-sql.ts'
+import type { FindQuery, FoundBooks } from '../../books/find-query.ts'
+import { countStatement, findStatement, foundBooks, type FindDialect, type FoundRow, type Statement } from '../sql/find.ts'
 
 /** LIKE's wildcards and its escape character as plain characters. */
 function likeLiteral(text: string): string {

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
-import { loadMigrations } from '../../src/store/migrations.ts'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { StoreUnavailableError } from '../../src/store/store.ts'
-import { temporaryDirectory } from '../support/temporary.ts'
+import { loadMigrations } from '../../../src/store/migrations.ts'
+import { SqliteStore } from '../../../src/store/sqlite/store.ts'
+import { StoreUnavailableError } from '../../../src/store/store.ts'
+import { temporaryDirectory } from '../../support/temporary.ts'
 
 const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
 
@@ -16,8 +16,8 @@ function tempFile() {
 describe('SQLite store', () => {
   test('creates the folder and applies every migration once, recording it', async () => {
     const path = tempFile()
-    await new SqliteBookStore({ path }).close()
-    await new SqliteBookStore({ path }).close()
+    await new SqliteStore({ path }).close()
+    await new SqliteStore({ path }).close()
     const db = new DatabaseSync(path)
     const applied = db
       .prepare('SELECT version FROM schema_migrations ORDER BY version')
@@ -32,12 +32,12 @@ describe('SQLite store', () => {
 
   test('keeps books across reopening, and never reuses the id of a deleted newest book', async () => {
     const path = tempFile()
-    let store = new SqliteBookStore({ path })
+    let store = new SqliteStore({ path })
     const kept = await store.books.create(dune)
     const newest = await store.books.create(dune)
     assert.equal(await store.books.delete(newest.id), true)
     await store.close()
-    store = new SqliteBookStore({ path })
+    store = new SqliteStore({ path })
     // Rows come back without a prototype; the book made by create has one.
     const stored = await store.books.get(kept.id)
     assert.ok(stored !== undefined)
@@ -47,7 +47,7 @@ describe('SQLite store', () => {
   })
 
   test('the schema refuses what validation refuses, as a last line of defence', async () => {
-    const store = new SqliteBookStore({ path: ':memory:' })
+    const store = new SqliteStore({ path: ':memory:' })
     for (const book of [
       { ...dune, year: 10000 },
       { ...dune, title: '' },
@@ -60,7 +60,7 @@ describe('SQLite store', () => {
 
   test('a database locked by another process is reported as unavailable, not as a failure', async () => {
     const path = tempFile()
-    const store = new SqliteBookStore({ path, busyTimeoutMs: 50 })
+    const store = new SqliteStore({ path, busyTimeoutMs: 50 })
     const other = new DatabaseSync(path)
     other.exec('BEGIN EXCLUSIVE')
     try {

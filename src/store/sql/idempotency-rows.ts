@@ -1,4 +1,4 @@
-import type { KeyClaim } from './store.ts'
+import type { KeyClaim } from '../store.ts'
 
 /** A row of `idempotency_keys` as either engine reads it. */
 export interface KeyRow {

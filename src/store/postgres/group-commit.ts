@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from './store.ts'
+import { StoreUnavailableError } from '../store.ts'
 
 /** One kind of write, and how a run of them goes to the engine as one statement. */
 export interface BatchedWrite<I, O> {
@@ -46,7 +46,7 @@ interface Pending {
  * later, once the store is back. (One already sent may have been applied, as with any request
  * whose answer the network lost.)
  */
-export class WriteBatches {
+export class GroupCommit {
   readonly #concurrency: number
   readonly #deadlineMs: number | undefined
   #pending: Pending[] = []

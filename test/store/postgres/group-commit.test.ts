@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { StoreUnavailableError } from '../../src/store/store.ts'
-import { WriteBatches, type BatchedWrite } from '../../src/store/write-batches.ts'
+import { StoreUnavailableError } from '../../../src/store/store.ts'
+import { GroupCommit, type BatchedWrite } from '../../../src/store/postgres/group-commit.ts'
 
 /** A counter per id, written by statements that are recorded; `fail` makes a statement throw. */
 function engine() {
@@ -39,7 +39,7 @@ function engine() {
 
 test('writes asked for in one turn go as one statement, each with its own outcome', async () => {
   const e = engine()
-  const batches = new WriteBatches()
+  const batches = new GroupCommit()
   const outcomes = await Promise.all([1, 2, 3].map((id) => batches.add(e.add, { id, by: id * 10 })))
   assert.deepEqual(outcomes, [10, 20, 30])
   assert.deepEqual(e.statements, ['add 1,2,3'])
@@ -47,7 +47,7 @@ test('writes asked for in one turn go as one statement, each with its own outcom
 
 test('a write to the same target as one before it waits for the next statement and sees it', async () => {
   const e = engine()
-  const batches = new WriteBatches()
+  const batches = new GroupCommit()
   const outcomes = await Promise.all([
     batches.add(e.add, { id: 1, by: 1 }),
     batches.add(e.add, { id: 2, by: 1 }),
@@ -60,7 +60,7 @@ test('a write to the same target as one before it waits for the next statement a
 
 test('writes of different kinds keep the order they were asked in', async () => {
   const e = engine()
-  const batches = new WriteBatches()
+  const batches = new GroupCommit()
   const outcomes = await Promise.all([
     batches.add(e.add, { id: 1, by: 5 }),
     batches.add(e.remove, { id: 1 }),
@@ -73,7 +73,7 @@ test('writes of different kinds keep the order they were asked in', async () => 
 
 test('writes asked for while a statement is under way go together in the next', async () => {
   const e = engine()
-  const batches = new WriteBatches()
+  const batches = new GroupCommit()
   const first = batches.add(e.add, { id: 1, by: 1 })
   await new Promise((resolve) => setImmediate(resolve))
   // The first statement has started; these three wait for it, then share one.
@@ -84,7 +84,7 @@ test('writes asked for while a statement is under way go together in the next', 
 
 test('a statement that fails on a row is retried one write at a time', async () => {
   const e = engine()
-  const batches = new WriteBatches()
+  const batches = new GroupCommit()
   const broken = new Error('check constraint')
   e.failWith((inputs) => (inputs.some((i) => i.id === 2) ? broken : undefined))
   const outcomes = await Promise.allSettled([1, 2, 3].map((id) => batches.add(e.add, { id, by: 1 })))
@@ -98,7 +98,7 @@ test('a statement that fails on a row is retried one write at a time', async () 
 
 test('an unavailable store fails every write of the statement, and later writes try again', async () => {
   const e = engine()
-  const batches = new WriteBatches()
+  const batches = new GroupCommit()
   const away = new StoreUnavailableError(new Error('connection refused'))
   e.failWith(() => away)
   const outcomes = await Promise.allSettled([1, 2].map((id) => batches.add(e.add, { id, by: 1 })))
@@ -128,7 +128,7 @@ function heldWrite() {
 
 test('with a concurrency of two, a second batch starts while the first is under way', async () => {
   const { statements, write, release } = heldWrite()
-  const batches = new WriteBatches({ concurrency: 2 })
+  const batches = new GroupCommit({ concurrency: 2 })
   const first = batches.add(write, 1)
   await new Promise((resolve) => setImmediate(resolve))
   const second = [2, 3].map((n) => batches.add(write, n))
@@ -142,7 +142,7 @@ test('with a concurrency of two, a second batch starts while the first is under 
 
 test('a write still waiting for its batch at the deadline fails as unavailable and is never sent', { timeout: 5000 }, async () => {
   const { statements, write, release } = heldWrite()
-  const batches = new WriteBatches({ deadlineMs: 50 })
+  const batches = new GroupCommit({ deadlineMs: 50 })
   // Each outcome is awaited from the start: on a loaded machine the deadline may pass before the next line runs.
   const stuck = assert.rejects(batches.add(write, 1), StoreUnavailableError)
   await new Promise((resolve) => setImmediate(resolve))
@@ -162,8 +162,8 @@ test('a statement is told the time by which it must be sent: the earliest deadli
     },
   }
   const before = performance.now()
-  const first = new WriteBatches({ deadlineMs: 1000 }).add(write, 1)
-  const second = new WriteBatches().add(write, 2)
+  const first = new GroupCommit({ deadlineMs: 1000 }).add(write, 1)
+  const second = new GroupCommit().add(write, 2)
   const after = performance.now()
   assert.deepEqual(await Promise.all([first, second]), [1, 2])
   assert.ok(told[0]! >= before + 1000 && told[0]! <= after + 1000, `told ${told[0]}`)

@@ -1,10 +1,10 @@
 import pg, { type QueryResultRow } from 'pg'
-import { batchedLookup } from './batched-lookup.ts'
-import { keyClaimOf, type KeyRow } from './idempotency-rows.ts'
-import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS } from './postgres-batched-writes.ts'
-import { postgresFinder } from './postgres-find.ts'
-import { classifyPostgresError } from './postgres-errors.ts'
-import { APPLICATION_NAME, migratePostgres } from './postgres-migrations.ts'
+import { lookupsPerTurn } from './lookups-per-turn.ts'
+import { keyClaimOf, type KeyRow } from '../sql/idempotency-rows.ts'
+import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS } from './book-writes.ts'
+import { postgresFinder } from './find.ts'
+import { classifyPostgresError } from './errors.ts'
+import { APPLICATION_NAME, migratePostgres } from './migrate.ts'
 import {
   StoreUnavailableError,
   type Book,
@@ -14,8 +14,8 @@ import {
   type Repositories,
   type Store,
   type StoredBook,
-} from './store.ts'
-import { WriteBatches, type BatchedWrite } from './write-batches.ts'
+} from '../store.ts'
+import { GroupCommit, type BatchedWrite } from './group-commit.ts'
 
 export interface PostgresOptions {
   /** A `postgres://` or `postgresql://` connection string. */
@@ -203,18 +203,18 @@ function idempotencyKeyRepository(query: Query): IdempotencyKeyRepository {
 }
 
 /** The store in a PostgreSQL schema, through a pool of connections. */
-export class PostgresBookStore implements Store {
+export class PostgresStore implements Store {
   readonly books: BookRepository
   readonly loginFailures: LoginFailureRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly #pool: pg.Pool
   readonly #queryTimeoutMs: number
-  readonly #writes: WriteBatches
+  readonly #writes: GroupCommit
 
   private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {
     this.#queryTimeoutMs = queryTimeoutMs
     // Two at once: one batch is sent and run while the one before waits for its commit's WAL flush.
-    this.#writes = new WriteBatches({ concurrency: 2, deadlineMs: queryTimeoutMs })
+    this.#writes = new GroupCommit({ concurrency: 2, deadlineMs: queryTimeoutMs })
     this.#pool = new pg.Pool({
       connectionString: url,
       max: poolSize,
@@ -231,7 +231,7 @@ export class PostgresBookStore implements Store {
     // reported here; the next operation opens a fresh one, and its failure is what a request sees.
     this.#pool.on('error', () => {})
     const query = this.#queryOnPool()
-    const lookup = batchedLookup(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
+    const lookup = lookupsPerTurn(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
     // A write in the next batch, failed as unavailable when its answer takes longer than one query may.
     const batched: Write = (write, input) => this.#writes.add(write, input)
     this.books = bookRepository(query, lookup, batched)
@@ -240,13 +240,13 @@ export class PostgresBookStore implements Store {
   }
 
   /** Brings the schema up to date, then serves; fails with StoreUnavailableError when unreachable. */
-  static async open(options: PostgresOptions): Promise<PostgresBookStore> {
+  static async open(options: PostgresOptions): Promise<PostgresStore> {
     try {
       await migratePostgres(options.url, options.connectTimeoutMs)
     } catch (err) {
       throw classifyPostgresError(err)
     }
-    return new PostgresBookStore(options)
+    return new PostgresStore(options)
   }
 
   /** Runs `config` on `client` within `ms`, with its failure classified. */

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
 import { after, before, describe, it } from 'node:test'
-import { loadMigrations } from '../../src/store/migrations.ts'
-import { PostgresBookStore, type PostgresOptions } from '../../src/store/postgres.ts'
-import { StoreUnavailableError } from '../../src/store/store.ts'
-import { dune, storeEngines } from '../helpers.ts'
-import { adminQuery, createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../support/postgres.ts'
+import { loadMigrations } from '../../../src/store/migrations.ts'
+import { PostgresStore, type PostgresOptions } from '../../../src/store/postgres/store.ts'
+import { StoreUnavailableError } from '../../../src/store/store.ts'
+import { dune, storeEngines } from '../../helpers.ts'
+import { adminQuery, createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../../support/postgres.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
@@ -27,7 +27,7 @@ async function closedPort(): Promise<number> {
 describe('postgres store', () => {
   it('fails to open with StoreUnavailableError when nothing listens', async () => {
     const url = `postgres://postgres@127.0.0.1:${await closedPort()}/test`
-    await assert.rejects(PostgresBookStore.open(options(url)), StoreUnavailableError)
+    await assert.rejects(PostgresStore.open(options(url)), StoreUnavailableError)
   })
 
   describe('on a database', { skip: postgres.skip }, () => {
@@ -40,11 +40,11 @@ describe('postgres store', () => {
     it('fails to open with StoreUnavailableError when the database does not exist', async () => {
       const url = new URL(TEST_DATABASE_URL)
       url.pathname = '/book_catalogue_no_such_database'
-      await assert.rejects(PostgresBookStore.open(options(url.toString())), StoreUnavailableError)
+      await assert.rejects(PostgresStore.open(options(url.toString())), StoreUnavailableError)
     })
 
     it('records its migrations once, however often it is opened', async () => {
-      for (let i = 0; i < 2; i++) await (await PostgresBookStore.open(options(schema.url))).close()
+      for (let i = 0; i < 2; i++) await (await PostgresStore.open(options(schema.url))).close()
       const { rows } = await adminQuery(`SELECT version, name FROM ${schema.name}.schema_migrations ORDER BY version`)
       assert.deepEqual(
         rows,
@@ -53,7 +53,7 @@ describe('postgres store', () => {
     })
 
     it('returns ids beyond 32 bits as exact JSON numbers', async () => {
-      const store = await PostgresBookStore.open(options(schema.url))
+      const store = await PostgresStore.open(options(schema.url))
       try {
         await adminQuery(`ALTER TABLE ${schema.name}.books ALTER COLUMN id RESTART WITH 4503599627370496`)
         const created = await store.books.create(dune)

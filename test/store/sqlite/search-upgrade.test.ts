@@ -5,14 +5,14 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, it, type TestContext } from 'node:test'
 import pg from 'pg'
-import { fold, indexWords, searchKeys } from '../../src/books/folding.ts'
-import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../src/books/query.ts'
-import { loadMigrations } from '../../src/store/migrations.ts'
-import { PostgresBookStore } from '../../src/store/postgres.ts'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import type { Store } from '../../src/store/store.ts'
-import { storeEngines } from '../helpers.ts'
-import { createTestSchema } from '../support/postgres.ts'
+import { fold, indexWords, searchKeys } from '../../../src/books/folding.ts'
+import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../../src/books/query.ts'
+import { loadMigrations } from '../../../src/store/migrations.ts'
+import { PostgresStore } from '../../../src/store/postgres/store.ts'
+import { SqliteStore } from '../../../src/store/sqlite/store.ts'
+import type { Store } from '../../../src/store/store.ts'
+import { storeEngines } from '../../helpers.ts'
+import { createTestSchema } from '../../support/postgres.ts'
 
 /** The last migration of the version before finding books existed. */
 const BEFORE_FINDING = 2
@@ -64,7 +64,7 @@ describe('a database made before finding books upgrades in place', () => {
     db.exec('COMMIT')
     db.close()
 
-    const store = new SqliteBookStore({ path })
+    const store = new SqliteStore({ path })
     t.after(() => store.close())
     await checkSearchable(store)
   })
@@ -92,7 +92,7 @@ describe('a database made before finding books upgrades in place', () => {
         await client.end()
       }
 
-      const store = await PostgresBookStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+      const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
       t.after(() => store.close())
       await checkSearchable(store)
     },
@@ -115,7 +115,7 @@ describe('a database whose books were indexed one by one upgrades in place', () 
     db.prepare('DELETE FROM books WHERE id = ?').run(OLD_BOOKS.length + 1)
     db.close()
 
-    const store = new SqliteBookStore({ path })
+    const store = new SqliteStore({ path })
     t.after(() => store.close())
     const peek = new DatabaseSync(path)
     t.after(() => peek.close())

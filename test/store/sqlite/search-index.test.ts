@@ -5,16 +5,16 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, it, type TestContext } from 'node:test'
 import fc from 'fast-check'
-import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../src/books/query.ts'
-import { SqliteSearchIndex } from '../../src/store/sqlite-search-index.ts'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import type { Book, NewBook } from '../../src/store/store.ts'
-import { compareFolded, expectedIds, matches, type ModelQuery } from '../support/book-search-model.ts'
+import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../../src/books/query.ts'
+import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
+import { SqliteStore } from '../../../src/store/sqlite/store.ts'
+import type { Book, NewBook } from '../../../src/store/store.ts'
+import { compareFolded, expectedIds, matches, type ModelQuery } from '../../support/book-search-model.ts'
 
 async function openStore(t: TestContext, searchIndexBatch: number) {
   const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
   const path = join(dir, 'books.db')
-  const store = new SqliteBookStore({ path, searchIndexBatch })
+  const store = new SqliteStore({ path, searchIndexBatch })
   // A second connection reads what the store's own cannot show: the indexes themselves.
   const peek = new DatabaseSync(path)
   t.after(async () => {
@@ -49,13 +49,13 @@ async function openStore(t: TestContext, searchIndexBatch: number) {
   }
 }
 
-async function foundIds(store: SqliteBookStore, raw: RawBookQuery): Promise<number[]> {
+async function foundIds(store: SqliteStore, raw: RawBookQuery): Promise<number[]> {
   const { found } = await store.books.find({ ...findQueryOf(parseBookQuery(raw), undefined, 1000), count: false })
   return found.map(({ book }) => book.id)
 }
 
 /** Every page of `limit` books, each starting after the last book of the one before. */
-async function pagedIds(store: SqliteBookStore, raw: RawBookQuery, limit: number): Promise<number[]> {
+async function pagedIds(store: SqliteStore, raw: RawBookQuery, limit: number): Promise<number[]> {
   const ids: number[] = []
   let after: (string | number)[] | undefined
   for (;;) {
@@ -173,7 +173,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
     t.after(() => rm(dir, { recursive: true, force: true }))
     const path = join(dir, 'books.db')
-    await new SqliteBookStore({ path }).close()
+    await new SqliteStore({ path }).close()
     const db = new DatabaseSync(path)
     const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
       VALUES (?, ?, ?, ?, ?, ?, ?)`)
@@ -182,7 +182,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     db.exec('COMMIT')
     db.close()
 
-    const store = new SqliteBookStore({ path })
+    const store = new SqliteStore({ path })
     t.after(() => store.close())
     const peek = new DatabaseSync(path)
     t.after(() => peek.close())

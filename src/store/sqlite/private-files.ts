@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { StoreUnavailableError } from './store.ts'
+import { StoreUnavailableError } from '../store.ts'
 
 /**
  * Creates the folder of a database file readable by this user only (0700), and the file itself

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { StoreUnavailableError } from './store.ts'
+import { StoreUnavailableError } from '../store.ts'
 
 /**
  * SQLSTATEs that mean "not now": connection exceptions, refused logins and a missing database

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { openStore } from '../../src/store/open.ts'
-import { SqliteBookStore } from '../../src/store/sqlite.ts'
-import { storeEngines } from '../helpers.ts'
+import { openStore } from '../../../src/store/open.ts'
+import { SqliteStore } from '../../../src/store/sqlite/store.ts'
+import { storeEngines } from '../../helpers.ts'
 
 const sqlite = storeEngines.find((engine) => engine.name === 'sqlite')!
 
@@ -17,7 +17,7 @@ describe('SQLite durability setting', () => {
       const base = { dbUrl: database.dbUrl, dbPoolSize: 1, dbConnectTimeoutMs: 1000, dbQueryTimeoutMs: 1000 }
       const store = await openStore(setting === undefined ? base : { ...base, sqliteSynchronous: setting })
       try {
-        assert.ok(store instanceof SqliteBookStore)
+        assert.ok(store instanceof SqliteStore)
         assert.equal(store.synchronousLevel(), level)
       } finally {
         await store.close()
