@@ -36,8 +36,6 @@ export const BookChanges = Type.Partial(NewBook, {
   description: 'Members present replace the stored values; `{}` changes nothing',
   examples: [{ year: 1966 }],
 })
-export type NewBook = Static<typeof NewBook>
-export type BookChanges = Static<typeof BookChanges>
 
 export const BookIdParams = Type.Object({
   id: Type.String({ pattern: ID_PATTERN, description: 'A book id: decimal digits, no sign, no leading zero', examples: ['1'] }),

@@ -9,7 +9,7 @@ import { faker } from '@faker-js/faker'
 import pg from 'pg'
 import { bookColumns, INSERT_BOOK_COLUMNS } from '../../src/store/postgres/book-writes.ts'
 import { SqliteSearchIndex } from '../../src/store/sqlite/search-index.ts'
-import type { NewBook } from '../../src/store/store.ts'
+import type { NewBook } from '../../src/books/book.ts'
 
 export const SEED = 20_241_123
 const BATCH = 5000

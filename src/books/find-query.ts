@@ -1,4 +1,4 @@
-import type { Book } from '../store/store.ts'
+import type { Book } from './book.ts'
 
 export const SORT_FIELDS = ['id', 'title', 'author', 'year'] as const
 export type SortField = (typeof SORT_FIELDS)[number]

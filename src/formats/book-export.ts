@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
 import { stringify } from 'csv-stringify/sync'
-import type { Book } from '../store/store.ts'
+import type { Book } from '../books/book.ts'
 
 const COLUMNS = ['id', 'title', 'author', 'year'] as const
 

@@ -1,4 +1,4 @@
-import type { NewBook } from '../schemas.ts'
+import type { NewBook } from '../books/book.ts'
 import { checkBook } from './book-check.ts'
 import { csvRecords } from './csv-records.ts'
 import { ImportFormatError, ImportTooLargeError, type ImportRecord, type RowError } from './import-errors.ts'

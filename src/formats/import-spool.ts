@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
-import type { NewBook } from '../schemas.ts'
+import type { NewBook } from '../books/book.ts'
 
 /**
  * Bytes buffered on their way to the file, and read from it at a time: enough that the reading

@@ -6,7 +6,8 @@ import { positionShape, type FindQuery, type FoundBook, type Position } from '..
 import { canonicalQuery, findQueryOf, findsBooks, parseBookQuery, type BookQuery, type RawBookQuery } from '../books/query.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
-import type { Book, BookPageJson, BookRepository } from '../store/store.ts'
+import type { BookPageJson, BookRepository } from '../store/store.ts'
+import type { Book } from '../books/book.ts'
 
 /** Books fetched per query while the whole list is written out. */
 const LIST_BATCH = 1000

@@ -25,7 +25,8 @@ import {
   Success,
   withHeaders,
 } from '../schemas.ts'
-import type { Store, StoredBook } from '../store/store.ts'
+import type { Store } from '../store/store.ts'
+import type { StoredBook } from '../books/book.ts'
 import { listBooks } from './book-list.ts'
 
 declare module 'fastify' {

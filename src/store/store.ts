@@ -1,16 +1,5 @@
+import type { Book, BookChanges, NewBook, StoredBook } from '../books/book.ts'
 import type { FindQuery, FoundBooks } from '../books/find-query.ts'
-
-export interface Book {
-  id: number
-  title: string
-  author: string
-  year: number
-}
-
-/** A book with the revision that its ETag names; every write that changes it raises the revision. */
-export interface StoredBook extends Book {
-  revision: number
-}
 
 /** Books serialised as the JSON text of an array of `{id, title, author, year}`, ascending by id. */
 export interface BookPageJson {
@@ -19,9 +8,6 @@ export interface BookPageJson {
   /** The id of the last book in the page; undefined when it is empty. */
   lastId: number | undefined
 }
-
-export type NewBook = Omit<Book, 'id'>
-export type BookChanges = Partial<NewBook>
 
 export type UpdateResult = { outcome: 'updated'; book: StoredBook } | { outcome: 'missing' } | { outcome: 'stale' }
 

@@ -6,8 +6,8 @@ import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { csvExport, ndjsonExport, neutraliseCell } from '../../src/formats/book-export.ts'
 import { BookImport } from '../../src/formats/book-import.ts'
-import type { NewBook } from '../../src/schemas.ts'
-import type { Book } from '../../src/store/store.ts'
+import type { NewBook } from '../../src/books/book.ts'
+import type { Book } from '../../src/books/book.ts'
 import { skipWithout } from '../support/executables.ts'
 
 /** The text as sent, byte-order mark included. */

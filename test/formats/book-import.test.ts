@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { BookImport, IMPORT_LIMITS, type ImportFormat, type ImportLimits } from '../../src/formats/book-import.ts'
 import { ImportTooLargeError } from '../../src/formats/import-errors.ts'
-import type { NewBook } from '../../src/schemas.ts'
+import type { NewBook } from '../../src/books/book.ts'
 
 /** The body cut into chunks of `chunkSize` bytes, so that rows, quotes and characters straddle chunks. */
 async function* chunksOf(body: Buffer, chunkSize: number): AsyncGenerator<Uint8Array> {

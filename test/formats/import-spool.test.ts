@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { ImportSpool, SpoolUnavailableError } from '../../src/formats/import-spool.ts'
-import type { NewBook } from '../../src/schemas.ts'
+import type { NewBook } from '../../src/books/book.ts'
 
 // A temporary directory of this file's own: imports in other test files spool beside it in the shared one.
 const ownTmp = await mkdtemp(join(tmpdir(), 'spool-test-'))

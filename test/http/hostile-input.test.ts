@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import type { Book, StoredBook } from '../../src/store/store.ts'
+import type { Book, StoredBook } from '../../src/books/book.ts'
 import { buildTestApp, issueToken, listenOnLoopback, storeEngines } from '../helpers.ts'
 import { parseResponse, sendRaw } from '../raw-http.ts'
 import { testSeed } from '../support/seed.ts'

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
-import type { Book } from '../../src/store/store.ts'
+import type { Book } from '../../src/books/book.ts'
 import { buildTestApp, issueToken, searchEngines, withToken } from '../helpers.ts'
 import { expectedIds, type ModelQuery } from '../support/book-search-model.ts'
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, it } from 'node:test'
-import type { Store, StoredBook } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
+import type { StoredBook } from '../../src/books/book.ts'
 import { dune, storeEngines } from '../helpers.ts'
 
 /** What a client would see of a value: rows of some engines have a null prototype. */

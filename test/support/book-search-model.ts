@@ -1,5 +1,5 @@
 import { fold, indexWords, queryWords } from '../../src/books/folding.ts'
-import type { Book } from '../../src/store/store.ts'
+import type { Book } from '../../src/books/book.ts'
 
 /**
  * What section 9 promises, written plainly over books held in memory: the suites compare every

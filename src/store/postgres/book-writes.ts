@@ -1,6 +1,7 @@
 import type { QueryResultRow } from 'pg'
 import { searchKeys } from '../../books/folding.ts'
-import type { BookChanges, NewBook, StoredBook, UpdateResult } from '../store.ts'
+import type { UpdateResult } from '../store.ts'
+import type { BookChanges, NewBook, StoredBook } from '../../books/book.ts'
 import type { BatchedWrite } from './group-commit.ts'
 
 /** A statement each connection prepares once, by name, and then only binds and executes. */

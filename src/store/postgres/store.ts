@@ -7,14 +7,13 @@ import { classifyPostgresError } from './errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './migrate.ts'
 import {
   StoreUnavailableError,
-  type Book,
   type BookRepository,
   type IdempotencyKeyRepository,
   type LoginFailureRepository,
   type Repositories,
   type Store,
-  type StoredBook,
 } from '../store.ts'
+import type { Book, StoredBook } from '../../books/book.ts'
 import { GroupCommit, type BatchedWrite } from './group-commit.ts'
 
 export interface PostgresOptions {

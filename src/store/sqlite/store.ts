@@ -8,16 +8,15 @@ import { sqliteFinder } from './find.ts'
 import { SqliteSearchIndex } from './search-index.ts'
 import {
   StoreUnavailableError,
-  type Book,
   type BookRepository,
   type IdempotencyKeyRepository,
   type KeyClaim,
   type LoginFailureRepository,
   type Repositories,
   type Store,
-  type StoredBook,
   type UpdateResult,
 } from '../store.ts'
+import type { Book, StoredBook } from '../../books/book.ts'
 import { CommitPerTurn } from './commit-per-turn.ts'
 
 export interface SqliteOptions {

@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../../src/books/query.ts'
 import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
-import type { Book, NewBook } from '../../../src/store/store.ts'
+import type { Book, NewBook } from '../../../src/books/book.ts'
 import { compareFolded, expectedIds, matches, type ModelQuery } from '../../support/book-search-model.ts'
 
 async function openStore(t: TestContext, searchIndexBatch: number) {
