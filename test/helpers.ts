@@ -6,7 +6,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp, type AppParts } from '../src/app.ts'
 import { DEFAULT_LIMITS, type Config } from '../src/config.ts'
 import { createMetrics } from '../src/observability/metrics.ts'
-import { SqliteStore } from '../src/store/sqlite/store.ts'
+import { SqliteStore, type SqliteOptions } from '../src/store/sqlite/store.ts'
 import type { Store } from '../src/store/store.ts'
 import { openTestPostgresStore } from './support/postgres-store.ts'
 import { createTestSchema, postgresUnreachableReason } from './support/postgres.ts'
@@ -91,10 +91,26 @@ export const searchEngines: StoreEngine[] = [
   ...storeEngines,
   {
     ...storeEngines[0]!,
-    name: 'sqlite, indexed in batches of 5',
-    open: async () => new SqliteStore({ path: ':memory:', searchIndexBatch: 5 }),
+    name: 'sqlite file, read by a thread of its own, indexed in batches of 5',
+    open: () => openSqliteFile({ searchIndexBatch: 5, readers: 1 }),
   },
 ]
+
+/**
+ * A store in an SQLite file of its own, removed when the store is closed: unlike an in-memory
+ * database, a file is read by the store's reader threads, as the service reads it.
+ */
+export async function openSqliteFile(options: Omit<SqliteOptions, 'path'> = {}): Promise<Store> {
+  const dir = await mkdtemp(join(tmpdir(), 'books-'))
+  const store = new SqliteStore({ ...options, path: join(dir, 'books.db') })
+  const close = store.close.bind(store)
+  return Object.assign(store, {
+    close: async () => {
+      await close()
+      await rm(dir, { recursive: true, force: true })
+    },
+  })
+}
 
 export async function buildTestApp(overrides: Partial<Config> = {}, parts: AppParts = {}): Promise<FastifyInstance> {
   // Process metrics watch the event loop and GC of the whole process: one set per app would pile up.

@@ -48,12 +48,6 @@ export interface FoundBook {
   position: Position
 }
 
-export interface FoundBooks {
-  found: FoundBook[]
-  /** With `count`: how many books match the filter. */
-  total?: number
-}
-
 /** The sort keys with ties broken by id, ascending: keys after an id can never decide. */
 export function totalOrder(keys: SortKey[]): SortKey[] {
   const id = keys.findIndex((key) => key.field === 'id')

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
+import { clientKey } from '../auth/login-limiter.ts'
 import { requireToken } from '../auth/require-token.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import { csvExport, ndjsonExport } from '../formats/book-export.ts'
@@ -15,7 +16,6 @@ import type { Metrics } from '../observability/metrics.ts'
 import { failures, IdempotencyKeyHeader, idempotencyFailures, ListQuery } from '../schemas.ts'
 import type { Store } from '../store/store.ts'
 import type { Book } from '../books/book.ts'
-import type { Position } from '../books/find-query.ts'
 import { findQueryOf, parseBookQuery } from '../books/query.ts'
 import { exportAnswers, importAnswers, importBody, UNSUPPORTED_MEDIA_TYPE } from './book-transfer-docs.ts'
 
@@ -173,25 +173,20 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
       // Paging has no meaning for a file, and a parameter ignored would look like a filter applied.
       if ('limit' in raw || 'cursor' in raw) throw new HttpError(400, 'Invalid input')
       const query = parseBookQuery(raw)
-      const find = (after: Position | undefined, count = false) => store.books.find({ ...findQueryOf(query, after, EXPORT_PAGE), count })
       // The first page is read before answering, so that an unreachable store is a 503, not a cut file.
-      const { found: first, total } = await find(undefined, query.count)
-      if (total !== undefined) reply.header('x-total-count', String(total))
-      async function* pages(): AsyncGenerator<Book[]> {
-        let page = first
-        yield page.map(({ book }) => book)
-        while (page.length === EXPORT_PAGE) {
-          // SQLite reads a page synchronously: a turn between pages lets other requests through.
-          await nextTurn()
-          page = (await find(page.at(-1)!.position)).found
-          yield page.map(({ book }) => book)
-        }
+      const pages = await store.reader.pages(
+        { ...findQueryOf(query, undefined, EXPORT_PAGE), count: query.count },
+        { whole: true, client: clientKey(request.ip) },
+      )
+      if (pages.total !== undefined) reply.header('x-total-count', String(pages.total))
+      async function* books(): AsyncGenerator<Book[]> {
+        for await (const page of pages) yield page.map(({ book }) => book)
       }
       return (reply as FastifyReply)
         .type(file.type)
         .header('content-disposition', `attachment; filename="${file.name}"`)
         .header('cache-control', 'no-store')
-        .send(file.write(pages()))
+        .send(file.write(books()))
     },
   )
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
+import { clientKey } from '../auth/login-limiter.ts'
 import { requireToken } from '../auth/require-token.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import type { Cursors } from '../books/cursor.ts'
@@ -168,7 +169,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
       },
       config: { invalidInputMessage: 'Invalid input' },
     },
-    (request, reply) => listBooks(store.books, cursors, request.query, reply),
+    (request, reply) => listBooks(store.reader, cursors, request.query, reply, clientKey(request.ip)),
   )
 
   books.get(

@@ -1,15 +1,14 @@
 import type { Metrics, StoreOutcome } from '../observability/metrics.ts'
-import { REPOSITORY_NAMES, StoreUnavailableError, type Repositories, type Store } from './store.ts'
+import { REPOSITORY_NAMES, StoreUnavailableError, type BookReader, type Repositories, type Store } from './store.ts'
 
 type Observe = Pick<Metrics, 'observeStore'>['observeStore']
 
 /**
- * The operation a method is recorded as, where it is not the method's own name: the engine's
- * serialised list is a list, and failed logins keep the names their operations had before the
- * store was split into repositories, so that dashboards keep their series.
+ * The operation a method is recorded as, where it is not the method's own name: failed logins
+ * keep the names their operations had before the store was split into repositories, so that
+ * dashboards keep their series.
  */
 const OPERATION_NAMES: { [R in keyof Repositories]?: { [M in keyof Repositories[R]]?: string } } = {
-  books: { listJson: 'list' },
   loginFailures: { record: 'recordLoginFailure', recent: 'recentLoginFailures' },
 }
 
@@ -66,6 +65,8 @@ export function instrumentStore(store: Store, metrics: Pick<Metrics, 'observeSto
   const observe: Observe = (...args) => metrics.observeStore(...args)
   return {
     ...instrumentRepositories(store, observe),
+    // A read is recorded as `find` until its first page is read: the pages after it wait for the client.
+    reader: { pages: (query, options) => timed(observe, 'find', () => store.reader.pages(query, options as never)) } as BookReader,
     transaction: (work) => store.transaction((repositories) => work(instrumentRepositories(repositories, observe))),
     ping: () => timed(observe, 'ping', () => store.ping()),
     close: () => store.close(),

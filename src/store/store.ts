@@ -1,13 +1,5 @@
-import type { Book, BookChanges, NewBook, StoredBook } from '../books/book.ts'
-import type { FindQuery, FoundBooks } from '../books/find-query.ts'
-
-/** Books serialised as the JSON text of an array of `{id, title, author, year}`, ascending by id. */
-export interface BookPageJson {
-  json: string
-  count: number
-  /** The id of the last book in the page; undefined when it is empty. */
-  lastId: number | undefined
-}
+import type { BookChanges, NewBook, StoredBook } from '../books/book.ts'
+import type { FindQuery, FoundBook, Position } from '../books/find-query.ts'
 
 export type UpdateResult = { outcome: 'updated'; book: StoredBook } | { outcome: 'missing' } | { outcome: 'stale' }
 
@@ -17,15 +9,6 @@ export interface BookRepository {
   /** Stores every book in one statement; their new ids, in the order of `books`. */
   createMany(books: NewBook[]): Promise<number[]>
   get(id: number): Promise<StoredBook | undefined>
-  /** Books with an id greater than `after`, ascending, at most `limit` of them. */
-  list(after: number, limit: number): Promise<Book[]>
-  /**
-   * The same page as `list`, serialised by the engine itself: for long lists far cheaper
-   * than building an object per book. Optional; without it the list is built from `list`.
-   */
-  listJson?(after: number, limit: number): Promise<BookPageJson>
-  /** The books that match a query's filter, in its order, after its position: one page. */
-  find(query: FindQuery): Promise<FoundBooks>
   /**
    * Applies `changes` when the book exists and, if `expectedRevisions` is given,
    * its revision is one of them; in one atomic step.
@@ -75,6 +58,42 @@ export interface IdempotencyKeyRepository {
   release(scope: string, key: string): Promise<void>
 }
 
+/** A page written as the JSON text of its books' array, which an engine may build faster than the caller. */
+export interface JsonPage {
+  json: string
+  /** How many books it holds. */
+  size: number
+  /** Where the page after it starts; undefined when it is empty. */
+  last: Position | undefined
+}
+
+export interface ReadOptions {
+  /** Every page of the query, all from one snapshot of the catalogue; without it, the first page only. */
+  whole?: boolean
+  /** The address of the client asking: clients take turns, so that one cannot crowd out the others. */
+  client?: string
+}
+
+/**
+ * The pages of one read, in the query's order, the first already read. Stop iterating, or close
+ * pages that are never iterated, to end the read: a whole read holds a snapshot until it ends.
+ */
+export interface BookPages<P> extends AsyncIterable<P> {
+  /** With `count`: how many books match, all pages together. */
+  readonly total: number | undefined
+  close(): Promise<void>
+}
+
+/**
+ * The one way books are read, however many: a page (`query.limit` books, after `query.after`), or
+ * every book of the query, a page at a time. A read that cannot give a page within
+ * SEARCH_DEADLINE_MS, waiting included, fails as unavailable, and its work stops with it.
+ */
+export interface BookReader {
+  pages(query: FindQuery, options?: ReadOptions & { json?: false }): Promise<BookPages<FoundBook[]>>
+  pages(query: FindQuery, options: ReadOptions & { json: true }): Promise<BookPages<JsonPage>>
+}
+
 /** Every repository of the store, each holding the queries of one kind of record. */
 export interface Repositories {
   books: BookRepository
@@ -98,6 +117,8 @@ export const REPOSITORY_NAMES = Object.keys({
  * StoreUnavailableError.
  */
 export interface Store extends Repositories {
+  /** Reads books, outside any transaction. */
+  readonly reader: BookReader
   /**
    * Runs `work` with repositories bound to one transaction: everything it does commits when the
    * promise it returns resolves, and none of it when it rejects (the rejection is passed on).
@@ -124,6 +145,12 @@ export interface ConnectionStats {
  * 5 s): the readiness probe waits this long, and the default operation timeout stays below it.
  */
 export const STORE_DEADLINE_MS = 5000
+
+/**
+ * Longest one page of books may take to read, waiting for its turn included: past it, the read
+ * answers 503, and its statement is stopped.
+ */
+export const SEARCH_DEADLINE_MS = 2000
 
 /** Seconds a client should wait before trying again when the store is unavailable. */
 export const STORE_RETRY_AFTER_SECONDS = 5

@@ -14,8 +14,8 @@ function failingStore(error: () => Error): Store {
   const fail = async () => {
     throw error()
   }
-  Object.assign(store.books, { create: fail, get: fail, list: fail, listJson: fail, find: fail, update: fail, delete: fail })
-  return Object.assign(store, { ping: fail })
+  Object.assign(store.books, { create: fail, get: fail, update: fail, delete: fail })
+  return Object.assign(store, { ping: fail, reader: { pages: fail } })
 }
 
 describe('framework errors keep the envelope', () => {

@@ -20,6 +20,7 @@ function heldStore(store: Store, where: 'before' | 'after') {
   const entered = signal()
   const release = signal()
   const held: Store = {
+    reader: store.reader,
     books: store.books,
     loginFailures: store.loginFailures,
     idempotencyKeys: store.idempotencyKeys,

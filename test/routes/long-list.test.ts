@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { test } from 'node:test'
-import type { BookPageJson, Store } from '../../src/store/store.ts'
+import { readPages, type PageStep } from '../../src/store/pages.ts'
+import type { BookReader, JsonPage, Store } from '../../src/store/store.ts'
 import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { buildTestApp, issueToken, listenOnLoopback } from '../helpers.ts'
 
@@ -27,23 +28,29 @@ function nextAnswer(socket: Socket): Promise<void> {
 test('other requests are answered between the pages of a long unpaged GET /books', async (t) => {
   let pagesRead = 0
   let onFirstPage = () => {}
-  // A store whose list runs to 40 pages of 1000 books, each page read synchronously as SQLite does.
+  // A reader whose whole list runs to 40 pages of 1000 books, each arriving as the readers' threads send them.
   const real = new SqliteStore({ path: ':memory:' })
-  const books = new Proxy(real.books, {
-    get(target, name) {
-      if (name !== 'listJson') return Reflect.get(target, name)
-      return async (after: number): Promise<BookPageJson> => {
-        pagesRead++
-        if (pagesRead === 1) onFirstPage()
-        if (pagesRead > PAGES) return { json: '[]', count: 0, lastId: undefined }
-        const page = Array.from({ length: PAGE }, (_, i) => ({ id: after + i + 1, title: 'T', author: 'A', year: 2000 }))
-        return { json: JSON.stringify(page), count: PAGE, lastId: after + PAGE }
-      }
-    },
-  })
+  const page = (): PageStep<JsonPage> => {
+    pagesRead++
+    if (pagesRead === 1) onFirstPage()
+    if (pagesRead > PAGES) return { page: { json: '[]', size: 0, last: undefined }, done: true }
+    const after = (pagesRead - 1) * PAGE
+    const books = Array.from({ length: PAGE }, (_, i) => ({ id: after + i + 1, title: 'T', author: 'A', year: 2000 }))
+    return { page: { json: JSON.stringify(books), size: PAGE, last: [after + PAGE] }, done: false }
+  }
+  const reader = {
+    pages: async () =>
+      readPages(
+        undefined,
+        page(),
+        () => new Promise((resolve) => setImmediate(() => resolve(page()))),
+        () => {},
+      ),
+  } as unknown as BookReader
   // Bound to the store itself: its methods use private fields, which a copy does not have.
   const store: Store = {
-    books,
+    reader,
+    books: real.books,
     loginFailures: real.loginFailures,
     idempotencyKeys: real.idempotencyKeys,
     transaction: real.transaction.bind(real),

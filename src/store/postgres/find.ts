@@ -1,6 +1,4 @@
-import type { QueryResultRow } from 'pg'
-import type { FindQuery, FoundBooks } from '../../books/find-query.ts'
-import { countStatement, findStatement, foundBooks, type FindDialect, type FoundRow, type Statement } from '../sql/find.ts'
+import type { FindDialect } from '../sql/find.ts'
 
 /** LIKE's wildcards and its escape character as plain characters. */
 function likeLiteral(text: string): string {
@@ -36,19 +34,4 @@ export const postgresFind: FindDialect = {
   least: (a, b) => `least(${a}, ${b})`,
   // The planner weighs both plans with its statistics.
   yearBesideOrder: 'year',
-}
-
-/** Runs one statement and gives back its rows, as arrays when `rowMode` says so. */
-export type RunStatement = (statement: Statement & { rowMode?: 'array' }) => Promise<QueryResultRow[]>
-
-/** Finds books with `run`; the count, when asked for, runs beside the page, on another connection. */
-export function postgresFinder(run: RunStatement): (query: FindQuery) => Promise<FoundBooks> {
-  return async (query) => {
-    const [rows, counted] = await Promise.all([
-      run({ ...findStatement(query, postgresFind), rowMode: 'array' }),
-      query.count ? run(countStatement(query.filter, postgresFind)) : undefined,
-    ])
-    const found = foundBooks(rows as unknown as FoundRow[])
-    return counted === undefined ? { found } : { found, total: Number(counted[0]!.total) }
-  }
 }

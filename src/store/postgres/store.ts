@@ -2,24 +2,26 @@ import pg, { type QueryResultRow } from 'pg'
 import { lookupsPerTurn } from './lookups-per-turn.ts'
 import { keyClaimOf, type KeyRow } from '../sql/idempotency-rows.ts'
 import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS } from './book-writes.ts'
-import { postgresFinder } from './find.ts'
+import { PostgresReader } from './reader.ts'
+import { connectWithin, runWithin } from './connections.ts'
 import { classifyPostgresError } from './errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './migrate.ts'
 import {
-  StoreUnavailableError,
+  SEARCH_DEADLINE_MS,
+  type BookReader,
   type BookRepository,
   type IdempotencyKeyRepository,
   type LoginFailureRepository,
   type Repositories,
   type Store,
 } from '../store.ts'
-import type { Book, StoredBook } from '../../books/book.ts'
+import type { StoredBook } from '../../books/book.ts'
 import { GroupCommit, type BatchedWrite } from './group-commit.ts'
 
 export interface PostgresOptions {
   /** A `postgres://` or `postgresql://` connection string. */
   url: string
-  /** Most connections held at once. */
+  /** Most connections held at once, finds' share included. */
   poolSize: number
   /** Longest wait to open one connection. */
   connectTimeoutMs: number
@@ -39,17 +41,6 @@ interface Statement {
 
 const COLUMNS = 'id, title, author, year, revision'
 const SELECT: Statement = { name: 'books_select', text: `SELECT ${COLUMNS} FROM books WHERE id = ANY ($1::bigint[])` }
-const PAGE: Statement = {
-  name: 'books_page',
-  text: 'SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2',
-}
-// row_to_json writes each book compactly, members in column order; the server builds the text.
-const PAGE_JSON: Statement = {
-  name: 'books_page_json',
-  text: `SELECT '[' || coalesce(string_agg(row_to_json(page)::text, ',' ORDER BY id), '') || ']' AS json,
-    count(*)::int AS count, max(id) AS "lastId"
-  FROM (SELECT id, title, author, year FROM books WHERE id > $1 ORDER BY id LIMIT $2) page`,
-}
 // SKIP LOCKED: instances recording failures at once do not wait for each other's purge, and
 // whatever one skips, the next purge deletes.
 const RECORD_LOGIN_FAILURE: Statement = {
@@ -97,38 +88,6 @@ const RELEASE_KEY: Statement = {
 const PING: Statement = { name: 'books_ping', text: 'SELECT 1' }
 
 /**
- * Settles like `work`, or fails as unavailable after `ms`. The driver's own timeouts apply to
- * each step (waiting for a connection, opening one, the query); this bounds their sum.
- */
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new StoreUnavailableError(new Error(`No answer within ${ms} ms`))), ms)
-  })
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
-}
-
-/**
- * Runs `config` on `client`, with a callback of its own. Without one, pg builds the query first
- * and sets its callback afterwards, as its `query_timeout` also does (so it is not used): the
- * rows of queries changed that way outlived young collections. Paging through a million books
- * promoted 178 MiB into the old generation, to stay there until a full collection, against
- * 2 MiB this way, and took half as long again.
- */
-function send<R extends QueryResultRow>(client: pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
-  return new Promise((resolve, reject) => {
-    // A connection that breaks fails the statement; the client's own error event must not go unheard.
-    const heard = () => {}
-    client.on('error', heard)
-    client.query<R>(config, (err: Error | undefined, result: pg.QueryResult<R>) => {
-      client.removeListener('error', heard)
-      if (err) reject(err)
-      else resolve(result)
-    })
-  })
-}
-
-/**
  * Runs one statement, on the pool or on the client a transaction holds; one without a name is
  * parsed anew each time (finds, whose text varies with the query).
  */
@@ -157,15 +116,6 @@ function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | 
       return rows.map((row) => row.id).sort((a, b) => a - b)
     },
     get,
-    async list(after, limit) {
-      return (await query<Book>(PAGE, [after, limit])).rows
-    },
-    async listJson(after, limit) {
-      const { rows } = await query<{ json: string; count: number; lastId: number | null }>(PAGE_JSON, [after, limit])
-      const { json, count, lastId } = rows[0]!
-      return { json, count, lastId: lastId ?? undefined }
-    },
-    find: postgresFinder(async ({ values, ...statement }) => (await query(statement, values)).rows),
     update: (id, changes, expectedRevisions) => write(writes.update, { id, changes, expectedRevisions }),
     delete: (id) => write(writes.remove, id),
   }
@@ -206,7 +156,10 @@ export class PostgresStore implements Store {
   readonly books: BookRepository
   readonly loginFailures: LoginFailureRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
+  readonly reader: BookReader
   readonly #pool: pg.Pool
+  /** Where finds run: half the connections, so that they can never take every one. */
+  readonly #findPool: pg.Pool
   readonly #queryTimeoutMs: number
   readonly #writes: GroupCommit
 
@@ -214,21 +167,28 @@ export class PostgresStore implements Store {
     this.#queryTimeoutMs = queryTimeoutMs
     // Two at once: one batch is sent and run while the one before waits for its commit's WAL flush.
     this.#writes = new GroupCommit({ concurrency: 2, deadlineMs: queryTimeoutMs })
-    this.#pool = new pg.Pool({
-      connectionString: url,
-      max: poolSize,
-      // Also how long a statement waits for a free connection: no longer than its deadline, or
-      // one whose request was answered 503 could still run once a connection came free.
-      connectionTimeoutMillis: Math.min(connectTimeoutMs, queryTimeoutMs),
-      // The server gives up too, so a statement abandoned by its client stops holding locks.
-      statement_timeout: queryTimeoutMs,
-      keepAlive: true,
-      application_name: APPLICATION_NAME,
-      types,
-    })
-    // An idle connection that breaks (server restart, network cut) is dropped by the pool and
-    // reported here; the next operation opens a fresh one, and its failure is what a request sees.
-    this.#pool.on('error', () => {})
+    const findShare = Math.max(1, Math.floor(poolSize / 2))
+    const pool = (max: number, timeoutMs: number) => {
+      const created = new pg.Pool({
+        connectionString: url,
+        max,
+        // Also how long a statement waits for a free connection: no longer than its deadline, or
+        // one whose request was answered 503 could still run once a connection came free.
+        connectionTimeoutMillis: Math.min(connectTimeoutMs, timeoutMs),
+        // The server gives up too, so a statement abandoned by its client stops holding locks.
+        statement_timeout: timeoutMs,
+        keepAlive: true,
+        application_name: APPLICATION_NAME,
+        types,
+      })
+      // An idle connection that breaks (server restart, network cut) is dropped by the pool and
+      // reported here; the next operation opens a fresh one, and its failure is what a request sees.
+      created.on('error', () => {})
+      return created
+    }
+    this.#pool = pool(Math.max(1, poolSize - findShare), queryTimeoutMs)
+    this.#findPool = pool(findShare, SEARCH_DEADLINE_MS)
+    this.reader = new PostgresReader(this.#findPool, SEARCH_DEADLINE_MS)
     const query = this.#queryOnPool()
     const lookup = lookupsPerTurn(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
     // A write in the next batch, failed as unavailable when its answer takes longer than one query may.
@@ -249,16 +209,8 @@ export class PostgresStore implements Store {
   }
 
   /** Runs `config` on `client` within `ms`, with its failure classified. */
-  async #run<R extends QueryResultRow>(
-    client: pg.PoolClient,
-    config: pg.QueryConfig,
-    ms = this.#queryTimeoutMs,
-  ): Promise<pg.QueryResult<R>> {
-    try {
-      return await withDeadline(send<R>(client, config), ms)
-    } catch (err) {
-      throw classifyPostgresError(err)
-    }
+  #run<R extends QueryResultRow>(client: pg.PoolClient, config: pg.QueryConfig, ms = this.#queryTimeoutMs): Promise<pg.QueryResult<R>> {
+    return runWithin<R>(client, config, ms)
   }
 
   /**
@@ -308,18 +260,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  async #connectBy(sendBy: number): Promise<pg.PoolClient> {
-    const connecting = this.#pool.connect()
-    try {
-      return await withDeadline(connecting, Math.max(0, sendBy - performance.now()))
-    } catch (err) {
-      // A connection that comes after all goes back to the pool unused.
-      connecting.then(
-        (client) => client.release(),
-        () => {},
-      )
-      throw classifyPostgresError(err)
-    }
+  #connectBy(sendBy: number): Promise<pg.PoolClient> {
+    return connectWithin(this.#pool, sendBy - performance.now())
   }
 
   async transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {
@@ -362,6 +304,6 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (!this.#pool.ending) await this.#pool.end()
+    await Promise.all([this.#pool, this.#findPool].map((pool) => (pool.ending ? undefined : pool.end())))
   }
 }

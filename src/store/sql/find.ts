@@ -29,6 +29,11 @@ export interface FindDialect {
    * otherwise take every book in the range from the year index and sort them all.
    */
   yearBesideOrder: string
+  /**
+   * A condition checked first on every book a find reads, where the engine cannot stop a
+   * statement from outside: it fails the statement once the find has run out of time.
+   */
+  guard?: string
 }
 
 /** A statement and its values. */
@@ -57,8 +62,14 @@ function collect(dialect: FindDialect) {
   }
 }
 
-function conditions(filter: BookFilter, source: BookSource, add: (value: unknown) => string, year = 'year'): string[] {
-  const where = source.where === undefined ? [] : [source.where]
+function conditions(
+  filter: BookFilter,
+  dialect: FindDialect,
+  source: BookSource,
+  add: (value: unknown) => string,
+  year = 'year',
+): string[] {
+  const where = [dialect.guard, source.where].filter((condition) => condition !== undefined)
   if (filter.words !== undefined && filter.words.length > 0) where.push(source.wordsMatch(filter.words, add))
   for (const [column, needle] of [
     ['title_folded', filter.titleContains],
@@ -120,10 +131,11 @@ function keyset(keys: Key[], position: Position, add: (value: unknown) => string
 const whereClause = (where: string[]) => (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '')
 
 /**
- * The page of books that `query` asks for, each with the values of its position. With several
- * sources, each SELECT gives its books in the page's order, and SQLite merges them as they come.
+ * The page of books that `query` asks for, each with the values of its position; with `whole`,
+ * every book after its position, however many. With several sources, each SELECT gives its
+ * books in the page's order, and SQLite merges them as they come.
  */
-export function findStatement(query: FindQuery, dialect: FindDialect): Statement {
+export function findStatement(query: FindQuery, dialect: FindDialect, whole = false): Statement {
   const { values, add } = collect(dialect)
   const { order, filter } = query
   // One year holds few books: those are found fastest from the year index, and sorted.
@@ -136,20 +148,24 @@ export function findStatement(query: FindQuery, dialect: FindDialect): Statement
     : totalOrder(query.order.keys).map((key) => ({ expression: COLUMN[key.field], descending: key.descending }))
   const after = query.after === undefined ? [] : [keyset(keys, query.after, add)]
   const selects = dialect.sources.map((source) => {
-    const where = [...conditions(filter, source, add, besideOrder ? dialect.yearBesideOrder : 'year'), ...after]
+    const where = [...conditions(filter, dialect, source, add, besideOrder ? dialect.yearBesideOrder : 'year'), ...after]
     return `SELECT id, title, author, year, ${keys.map((key, i) => `${key.expression} AS k${i}`).join(', ')}
     FROM books${whereClause(where)}`
   })
   const text = `${selects.join('\n    UNION ALL ')}
-    ORDER BY ${keys.map((key, i) => `k${i}${key.descending ? ' DESC' : ''}`).join(', ')}
+    ORDER BY ${keys.map((key, i) => `k${i}${key.descending ? ' DESC' : ''}`).join(', ')}${
+      whole
+        ? ''
+        : `
     LIMIT ${add(query.limit)}`
+    }`
   return { text, values }
 }
 
 /** How many books match `filter`, all pages together, as `total`. */
 export function countStatement(filter: BookFilter, dialect: FindDialect): Statement {
   const { values, add } = collect(dialect)
-  const counts = dialect.sources.map((source) => `(SELECT count(*) FROM books${whereClause(conditions(filter, source, add))})`)
+  const counts = dialect.sources.map((source) => `(SELECT count(*) FROM books${whereClause(conditions(filter, dialect, source, add))})`)
   return { text: `SELECT ${counts.join(' + ')} AS total`, values }
 }
 

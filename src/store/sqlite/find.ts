@@ -1,6 +1,6 @@
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 'node:sqlite'
-import type { FindQuery, FoundBooks } from '../../books/find-query.ts'
-import { countStatement, findStatement, foundBooks, type BookSource, type FindDialect, type FoundRow, type Statement } from '../sql/find.ts'
+import type { BookFilter, FindQuery } from '../../books/find-query.ts'
+import { countStatement, findStatement, type BookSource, type FindDialect, type FoundRow } from '../sql/find.ts'
 
 /** Trigrams need three characters; shorter text is looked for in every book. */
 const TRIGRAM = 3
@@ -55,28 +55,50 @@ export const sqliteFind: FindDialect = {
   least: (a, b) => `min(${a}, ${b})`,
   // A unary plus keeps SQLite from choosing the year index.
   yearBesideOrder: '+year',
+  // SQLite cannot be interrupted from outside a statement: one book in 1,024 asks the reader whether
+  // the find still has time (see reader-core.ts), and the statement fails from inside when it has not.
+  guard: '(id % 1024 <> 0 OR book_in_time())',
 }
 
 /** Statements per shape of query, prepared once; the shapes are few, but bounded all the same. */
 const PREPARED_SHAPES = 256
 
-/** Runs finds on one connection, preparing each shape of statement once; rows come as arrays (see FoundRow). */
-export function sqliteFinder(db: DatabaseSync): (query: FindQuery) => FoundBooks {
-  const prepared = new Map<string, StatementSync>()
-  const run = ({ text, values }: Statement) => {
-    let statement = prepared.get(text)
-    if (statement === undefined) {
-      if (prepared.size >= PREPARED_SHAPES) prepared.clear()
-      statement = db.prepare(text)
-      statement.setReturnArrays(true)
-      prepared.set(text, statement)
-    }
-    // The typings know only object rows.
-    return statement.all(...(values as SQLInputValue[])) as unknown as SQLOutputValue[][]
+/** Finds books on one connection, preparing each shape of statement once; rows come as arrays (see FoundRow). */
+export class SqliteFinder {
+  readonly #db: DatabaseSync
+  readonly #prepared = new Map<string, StatementSync>()
+
+  constructor(db: DatabaseSync) {
+    this.#db = db
   }
-  return (query) => {
-    const found = foundBooks(run(findStatement(query, sqliteFind)) as FoundRow[])
-    if (!query.count) return { found }
-    return { found, total: run(countStatement(query.filter, sqliteFind))[0]![0] as number }
+
+  #statement(text: string): StatementSync {
+    let statement = this.#prepared.get(text)
+    if (statement === undefined) {
+      if (this.#prepared.size >= PREPARED_SHAPES) this.#prepared.clear()
+      statement = this.#db.prepare(text)
+      statement.setReturnArrays(true)
+      this.#prepared.set(text, statement)
+    }
+    return statement
+  }
+
+  /** The page `query` asks for. */
+  page(query: FindQuery): FoundRow[] {
+    const { text, values } = findStatement(query, sqliteFind)
+    // The typings know only object rows.
+    return this.#statement(text).all(...(values as SQLInputValue[])) as unknown as FoundRow[]
+  }
+
+  /** Every book of `query` after its position, read as the caller asks for them. */
+  rows(query: FindQuery): Iterator<FoundRow> {
+    const { text, values } = findStatement(query, sqliteFind, true)
+    return this.#statement(text).iterate(...(values as SQLInputValue[])) as unknown as Iterator<FoundRow>
+  }
+
+  /** How many books match `filter`. */
+  count(filter: BookFilter): number {
+    const { text, values } = countStatement(filter, sqliteFind)
+    return (this.#statement(text).all(...(values as SQLInputValue[])) as unknown as SQLOutputValue[][])[0]![0] as number
   }
 }

@@ -1,13 +1,16 @@
+import { availableParallelism } from 'node:os'
 import { DatabaseSync } from 'node:sqlite'
-import type { FindQuery, FoundBooks } from '../../books/find-query.ts'
 import { fold, indexWords, searchKeys } from '../../books/folding.ts'
 import { keyClaimOf, type KeyRow } from '../sql/idempotency-rows.ts'
 import { loadMigrations } from '../migrations.ts'
 import { createPrivateDatabaseFile } from './private-files.ts'
-import { sqliteFinder } from './find.ts'
+import { classifySqliteError } from './errors.ts'
+import { ReaderCore } from './reader-core.ts'
+import { inProcessReader, workerReaders, type Reader } from './readers.ts'
 import { SqliteSearchIndex } from './search-index.ts'
 import {
-  StoreUnavailableError,
+  SEARCH_DEADLINE_MS,
+  type BookReader,
   type BookRepository,
   type IdempotencyKeyRepository,
   type KeyClaim,
@@ -16,7 +19,7 @@ import {
   type Store,
   type UpdateResult,
 } from '../store.ts'
-import type { Book, StoredBook } from '../../books/book.ts'
+import type { StoredBook } from '../../books/book.ts'
 import { CommitPerTurn } from './commit-per-turn.ts'
 
 export interface SqliteOptions {
@@ -32,19 +35,8 @@ export interface SqliteOptions {
   synchronous?: 'normal' | 'full' | undefined
   /** How many new books wait outside the search indexes before they go in together (see SqliteSearchIndex). */
   searchIndexBatch?: number
-}
-
-// Primary result codes (the low byte of an extended code) that mean "try again later".
-const SQLITE_BUSY = 5
-const SQLITE_LOCKED = 6
-const SQLITE_IOERR = 10
-const SQLITE_FULL = 13
-const SQLITE_CANTOPEN = 14
-const TRANSIENT = new Set([SQLITE_BUSY, SQLITE_LOCKED, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN])
-
-function classify(err: unknown): unknown {
-  const code = (err as { errcode?: unknown }).errcode
-  return typeof code === 'number' && TRANSIENT.has(code & 0xff) ? new StoreUnavailableError(err) : err
+  /** Threads that read books for finds, lists and exports; one per core by default. */
+  readers?: number
 }
 
 /** Runs a synchronous statement as the store's promise, with its failure classified. */
@@ -52,7 +44,7 @@ function settle<T>(statement: () => T): Promise<T> {
   try {
     return Promise.resolve(statement())
   } catch (err) {
-    return Promise.reject(classify(err))
+    return Promise.reject(classifySqliteError(err))
   }
 }
 
@@ -103,14 +95,16 @@ function migrate(db: DatabaseSync): void {
 
 const COLUMNS = 'id, title, author, year, revision'
 
-/** How a repository runs its statements: batched into the turn's transaction, or inside one of the caller's. */
+/**
+ * How a repository runs its statements: each batched into its turn's transaction, reads on the
+ * reader connection and writes on the writer's; or all inside one of the caller's transactions, on
+ * the writer's connection, so that its reads see its own writes.
+ */
 interface Executor {
   /** A statement that only reads. */
-  read<T>(statement: () => T): Promise<T>
+  read<T>(statement: (sql: Statements) => T): Promise<T>
   /** A statement that writes. */
-  write<T>(statement: () => T): Promise<T>
-  /** A read that runs on its own, outside the turn's batch. */
-  direct<T>(statement: () => T): Promise<T>
+  write<T>(statement: (sql: Statements) => T): Promise<T>
 }
 
 function prepareStatements(db: DatabaseSync) {
@@ -121,12 +115,6 @@ function prepareStatements(db: DatabaseSync) {
       VALUES (?, ?, ?, ?, ?, ?, ?)`),
     select: db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`),
     exists: db.prepare('SELECT 1 FROM books WHERE id = ?'),
-    page: db.prepare('SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?'),
-    // The subquery cannot be flattened (it has a LIMIT), so the aggregate sees its rows in id order.
-    pageJson: db.prepare(`SELECT
-        json_group_array(json_object('id', id, 'title', title, 'author', author, 'year', year)) AS json,
-        count(*) AS count, max(id) AS lastId
-      FROM (SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?)`),
     update: db.prepare(`UPDATE books
       SET title = coalesce(?1, title), author = coalesce(?2, author), year = coalesce(?3, year),
           title_folded = coalesce(?6, title_folded), author_folded = coalesce(?7, author_folded),
@@ -166,18 +154,11 @@ function prepareStatements(db: DatabaseSync) {
 
 type Statements = ReturnType<typeof prepareStatements>
 
-/** The store's prepared statements, the finder that prepares its own by shape of query, and the search indexes' upkeep. */
-interface Queries {
-  sql: Statements
-  find: (query: FindQuery) => FoundBooks
-  searchIndex: SqliteSearchIndex
-}
-
-function bookRepository({ sql, find, searchIndex }: Queries, run: Executor): BookRepository {
+function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepository {
   return {
     create: (book) => {
       const keys = searchKeys(book)
-      return run.write(() => {
+      return run.write((sql) => {
         const { lastInsertRowid } = sql.insert.run(
           book.title,
           book.author,
@@ -194,7 +175,7 @@ function bookRepository({ sql, find, searchIndex }: Queries, run: Executor): Boo
     },
     createMany: (books) => {
       const rows = JSON.stringify(books.map((book) => ({ title: book.title, author: book.author, year: book.year, ...searchKeys(book) })))
-      return run.write(() => {
+      return run.write((sql) => {
         const ids = sql.insertMany.all(rows) as { id: number }[]
         // Ids ascend in insertion order, which follows the array; RETURNING promises no order.
         const sorted = ids.map((row) => row.id).sort((a, b) => a - b)
@@ -202,18 +183,11 @@ function bookRepository({ sql, find, searchIndex }: Queries, run: Executor): Boo
         return sorted
       })
     },
-    get: (id) => run.read(() => sql.select.get(id) as StoredBook | undefined),
-    list: (after, limit) => run.direct(() => sql.page.all(after, limit) as unknown as Book[]),
-    listJson: (after, limit) =>
-      run.direct(() => {
-        const row = sql.pageJson.get(after, limit) as { json: string; count: number; lastId: number | null }
-        return { json: row.json, count: row.count, lastId: row.lastId ?? undefined }
-      }),
-    find: (query) => run.direct(() => find(query)),
+    get: (id) => run.read((sql) => sql.select.get(id) as StoredBook | undefined),
     update: (id, changes, expectedRevisions) => {
       const title = changes.title === undefined ? undefined : searchKeys({ title: changes.title, author: '' })
       const author = changes.author === undefined ? undefined : searchKeys({ title: '', author: changes.author })
-      return run.write((): UpdateResult => {
+      return run.write((sql): UpdateResult => {
         const book = sql.update.get(
           changes.title ?? null,
           changes.author ?? null,
@@ -229,47 +203,47 @@ function bookRepository({ sql, find, searchIndex }: Queries, run: Executor): Boo
         return { outcome: sql.exists.get(id) ? 'stale' : 'missing' }
       })
     },
-    delete: (id) => run.write(() => sql.delete.run(id).changes > 0),
+    delete: (id) => run.write((sql) => sql.delete.run(id).changes > 0),
   }
 }
 
-function loginFailureRepository({ sql }: Queries, run: Executor): LoginFailureRepository {
+function loginFailureRepository(run: Executor): LoginFailureRepository {
   return {
     record: (key, at, expiredUpTo) =>
-      run.write(() => {
+      run.write((sql) => {
         sql.insertLoginFailure.run(key, at)
         sql.deleteExpiredLoginFailures.run(expiredUpTo)
       }),
-    recent: (key, since, limit) => run.read(() => sql.recentLoginFailures.all(key, since, limit).map((row) => row.failed_at as number)),
+    recent: (key, since, limit) => run.read((sql) => sql.recentLoginFailures.all(key, since, limit).map((row) => row.failed_at as number)),
   }
 }
 
-function idempotencyKeyRepository({ sql }: Queries, run: Executor): IdempotencyKeyRepository {
+function idempotencyKeyRepository(run: Executor): IdempotencyKeyRepository {
   return {
     claim: (scope, key, at, lockedUntil, expiredUpTo) =>
-      run.write((): KeyClaim => {
+      run.write((sql): KeyClaim => {
         sql.purgeKeys.run(expiredUpTo)
         if (sql.claimKey.get(scope, key, at, lockedUntil, expiredUpTo)) return { state: 'claimed' }
         const row = sql.selectKey.get(scope, key) as KeyRow | undefined
         return keyClaimOf(row)
       }),
     complete: (scope, key, fingerprint, answer) =>
-      run.write(() => {
+      run.write((sql) => {
         const { changes } = sql.completeKey.run(fingerprint, answer.status, JSON.stringify(answer.headers), answer.body, scope, key)
         if (changes !== 1) throw new Error('The idempotency key is no longer held by this request')
       }),
     release: (scope, key) =>
-      run.write(() => {
+      run.write((sql) => {
         sql.releaseKey.run(scope, key)
       }),
   }
 }
 
-function repositories(queries: Queries, run: Executor): Repositories {
+function repositories(run: Executor, searchIndex: SqliteSearchIndex): Repositories {
   return {
-    books: bookRepository(queries, run),
-    loginFailures: loginFailureRepository(queries, run),
-    idempotencyKeys: idempotencyKeyRepository(queries, run),
+    books: bookRepository(run, searchIndex),
+    loginFailures: loginFailureRepository(run),
+    idempotencyKeys: idempotencyKeyRepository(run),
   }
 }
 
@@ -277,21 +251,23 @@ function repositories(queries: Queries, run: Executor): Repositories {
  * Runs each statement at once, on the connection a transaction holds, until the transaction
  * has settled; after that the statements would run outside it, so they fail instead.
  */
-function transactionExecutor(): Executor & { end(): void } {
+function transactionExecutor(sql: Statements): Executor & { end(): void } {
   let open = true
-  const now = <T>(statement: () => T): Promise<T> => {
+  const now = <T>(statement: (sql: Statements) => T): Promise<T> => {
     if (!open) return Promise.reject(new Error('The transaction has ended'))
-    return settle(statement)
+    return settle(() => statement(sql))
   }
   return {
     read: now,
     write: now,
-    direct: now,
     end: () => {
       open = false
     },
   }
 }
+
+/** How many threads read books, at most: more would only wait for the cores. */
+const MOST_READERS = 4
 
 /**
  * The store in one SQLite file, on one connection: operations asked for in one turn commit
@@ -301,12 +277,19 @@ export class SqliteStore implements Store {
   readonly books: BookRepository
   readonly loginFailures: LoginFailureRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
+  readonly reader: BookReader
   readonly #db: DatabaseSync
-  readonly #queries: Queries
-  readonly #turn: CommitPerTurn
+  /** Where lookups by id and probes read, on a connection of their own: a transaction holding the writer's never holds them. */
+  readonly #lookups: DatabaseSync
+  readonly #sql: Statements
+  readonly #searchIndex: SqliteSearchIndex
+  readonly #writes: CommitPerTurn
+  readonly #reads: CommitPerTurn
+  readonly #readers: Reader
 
-  constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal', searchIndexBatch }: SqliteOptions) {
-    if (path !== ':memory:') createPrivateDatabaseFile(path)
+  constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal', searchIndexBatch, readers = defaultReaders() }: SqliteOptions) {
+    const inMemory = path === ':memory:'
+    if (!inMemory) createPrivateDatabaseFile(path)
     const db = new DatabaseSync(path)
     this.#db = db
     let searchIndex: SqliteSearchIndex
@@ -320,37 +303,46 @@ export class SqliteStore implements Store {
       searchIndex.indexAll()
     } catch (err) {
       db.close()
-      throw classify(err)
+      throw classifySqliteError(err)
     }
-    this.#queries = { sql: prepareStatements(db), find: sqliteFinder(db), searchIndex }
-    const turn = new CommitPerTurn(db, classify)
-    this.#turn = turn
+    this.#searchIndex = searchIndex
+    this.#sql = prepareStatements(db)
+    this.#writes = new CommitPerTurn(db, classifySqliteError)
+    // An in-memory database exists on its one connection only: everything reads there.
+    this.#lookups = inMemory ? db : new DatabaseSync(path, { readOnly: true, timeout: busyTimeoutMs })
+    const lookupSql = inMemory ? this.#sql : prepareStatements(this.#lookups)
+    this.#reads = inMemory ? this.#writes : new CommitPerTurn(this.#lookups, classifySqliteError)
+    this.#readers = inMemory
+      ? inProcessReader(new ReaderCore({ pages: db, open: () => db, release: () => {}, snapshots: false }), SEARCH_DEADLINE_MS, (step) =>
+          this.#writes.direct(step),
+        )
+      : workerReaders({ path, busyTimeoutMs }, readers, SEARCH_DEADLINE_MS)
+    this.reader = this.#readers
     const batched: Executor = {
-      read: (statement) => turn.read(statement),
-      write: (statement) => turn.write(statement),
-      direct: (statement) => turn.direct(statement),
+      read: (statement) => this.#reads.read(() => statement(lookupSql)),
+      write: (statement) => this.#writes.write(() => statement(this.#sql)),
     }
-    const { books, loginFailures, idempotencyKeys } = repositories(this.#queries, batched)
+    const { books, loginFailures, idempotencyKeys } = repositories(batched, searchIndex)
     this.books = books
     this.loginFailures = loginFailures
     this.idempotencyKeys = idempotencyKeys
   }
 
   transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {
-    return this.#turn.hold(async () => {
+    return this.#writes.hold(async () => {
       const db = this.#db
       try {
         // IMMEDIATE takes the write lock first, so a busy database fails here, before any work.
-        this.#queries.sql.begin.run()
+        this.#sql.begin.run()
       } catch (err) {
-        throw classify(err)
+        throw classifySqliteError(err)
       }
-      const run = transactionExecutor()
+      const run = transactionExecutor(this.#sql)
       try {
-        const result = await work(repositories(this.#queries, run))
+        const result = await work(repositories(run, this.#searchIndex))
         run.end()
-        this.#queries.searchIndex.settle()
-        this.#queries.sql.commit.run()
+        this.#searchIndex.settle()
+        this.#sql.commit.run()
         return result
       } catch (err) {
         run.end()
@@ -359,7 +351,7 @@ export class SqliteStore implements Store {
         } catch {
           // Nothing was committed, and the next BEGIN finds out whether the store recovered.
         }
-        throw classify(err)
+        throw classifySqliteError(err)
       }
     })
   }
@@ -370,15 +362,23 @@ export class SqliteStore implements Store {
   }
 
   ping(): Promise<void> {
-    return this.#turn.direct(() => {
-      this.#queries.sql.ping.get()
+    return this.#reads.direct(() => {
+      this.#lookups.prepare('SELECT 1').get()
     })
   }
 
   async close(): Promise<void> {
-    await this.#turn.released()
+    await this.#readers.end()
+    await this.#writes.released()
     if (!this.#db.isOpen) return
-    this.#turn.flush()
+    this.#writes.flush()
+    if (this.#reads !== this.#writes) this.#reads.flush()
+    if (this.#lookups !== this.#db) this.#lookups.close()
     this.#db.close()
   }
+}
+
+/** One reader thread per core, within bounds. */
+function defaultReaders(): number {
+  return Math.min(MOST_READERS, Math.max(1, availableParallelism()))
 }

@@ -10,6 +10,7 @@ import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Book, NewBook } from '../../../src/books/book.ts'
 import { compareFolded, expectedIds, matches, type ModelQuery } from '../../support/book-search-model.ts'
+import { findPage } from '../../support/reads.ts'
 
 async function openStore(t: TestContext, searchIndexBatch: number) {
   const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
@@ -50,7 +51,7 @@ async function openStore(t: TestContext, searchIndexBatch: number) {
 }
 
 async function foundIds(store: SqliteStore, raw: RawBookQuery): Promise<number[]> {
-  const { found } = await store.books.find({ ...findQueryOf(parseBookQuery(raw), undefined, 1000), count: false })
+  const { found } = await findPage(store, { ...findQueryOf(parseBookQuery(raw), undefined, 1000), count: false })
   return found.map(({ book }) => book.id)
 }
 
@@ -59,7 +60,7 @@ async function pagedIds(store: SqliteStore, raw: RawBookQuery, limit: number): P
   const ids: number[] = []
   let after: (string | number)[] | undefined
   for (;;) {
-    const { found } = await store.books.find({ ...findQueryOf(parseBookQuery(raw), after, limit), count: false })
+    const { found } = await findPage(store, { ...findQueryOf(parseBookQuery(raw), after, limit), count: false })
     ids.push(...found.map(({ book }) => book.id))
     if (found.length < limit) return ids
     after = found.at(-1)!.position

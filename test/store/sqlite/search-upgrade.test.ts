@@ -13,6 +13,7 @@ import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Store } from '../../../src/store/store.ts'
 import { storeEngines } from '../../helpers.ts'
 import { createTestSchema } from '../../support/postgres.ts'
+import { findPage } from '../../support/reads.ts'
 
 /** The last migration of the version before finding books existed. */
 const BEFORE_FINDING = 2
@@ -23,7 +24,7 @@ OLD_BOOKS[1234] = { title: 'Cien años de soledad', author: 'Gabriel García Má
 
 async function find(store: Store, raw: RawBookQuery) {
   const query = parseBookQuery(raw)
-  const { found, total } = await store.books.find({ ...findQueryOf(query, undefined, 10), count: true })
+  const { found, total } = await findPage(store, { ...findQueryOf(query, undefined, 10), count: true })
   return { titles: found.map(({ book }) => book.title), total }
 }
 

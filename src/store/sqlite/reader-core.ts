@@ -1,0 +1,181 @@
+import type { DatabaseSync } from 'node:sqlite'
+import type { FindQuery, Position } from '../../books/find-query.ts'
+import type { FoundRow } from '../sql/find.ts'
+import { SqliteFinder } from './find.ts'
+
+/** A read asked of a reader: the query, whether all its pages are wanted, and in which form. */
+export interface ReadRequest {
+  query: FindQuery
+  whole: boolean
+  json: boolean
+}
+
+/** A page as a reader gives it: rows, or the JSON text of the books' array with where it ends. */
+export type PageAnswer = { rows: FoundRow[] } | { json: string; size: number; last: Position | undefined }
+
+/** What one step of a read gives: a page, whether it was the last, and the count when asked for. */
+export interface StepAnswer {
+  page: PageAnswer
+  done: boolean
+  total?: number
+}
+
+/** The step ran out of its time: the statement was stopped from inside, and the read is over. */
+export class ReadDeadlineError extends Error {
+  constructor() {
+    super('The read took longer than it may')
+    this.name = 'ReadDeadlineError'
+  }
+}
+
+/** A read whose pages come one step at a time, from a snapshot held open between steps. */
+interface OpenRead {
+  db: DatabaseSync
+  rows: Iterator<FoundRow>
+  request: ReadRequest
+}
+
+/** The connections a reader reads from. */
+export interface ReaderConnections {
+  /** Where reads of one page run, one after another. */
+  pages: DatabaseSync
+  /** A connection of its own for a whole read, whose snapshot it holds between steps. */
+  open(): DatabaseSync
+  /** Ends what `open` gave, once its read is over. */
+  release(db: DatabaseSync): void
+  /** False when every read must share `pages`, as an in-memory database's must: then no snapshot is held. */
+  snapshots: boolean
+}
+
+/** The JSON text of the books of `rows`, with exactly their four members. */
+function booksJson(rows: FoundRow[]): string {
+  return JSON.stringify(rows.map(([id, title, author, year]) => ({ id, title, author, year })))
+}
+
+function pageOf(rows: FoundRow[], json: boolean): PageAnswer {
+  if (!json) return { rows }
+  const last = rows.at(-1)
+  return { json: booksJson(rows), size: rows.length, last: last?.slice(4) }
+}
+
+/**
+ * Runs reads of books, a step at a time, each within the time it is given: in a worker thread of
+ * the store's readers, or in the main thread for an in-memory database. A read of one page runs
+ * as one statement; a whole read holds one read transaction, on a connection of its own, from its
+ * first page to its last, so that every page comes from one snapshot of the catalogue.
+ */
+export class ReaderCore {
+  readonly #connections: ReaderConnections
+  readonly #finder: SqliteFinder
+  readonly #open = new Map<number, OpenRead>()
+  /** When the step under way must end, on this thread's clock. */
+  #deadline = Infinity
+
+  constructor(connections: ReaderConnections) {
+    this.#connections = connections
+    this.#guard(connections.pages)
+    this.#finder = new SqliteFinder(connections.pages)
+  }
+
+  /** The function that the find SQL's guard calls (see find.ts): it fails the statement once the step's time is up. */
+  #guard(db: DatabaseSync): void {
+    db.function('book_in_time', { deterministic: false, directOnly: true }, () => {
+      if (performance.now() > this.#deadline) throw new ReadDeadlineError()
+      return 1
+    })
+  }
+
+  /** Starts read `id`: its first page, and the count when the query asks for it. */
+  start(id: number, request: ReadRequest, budgetMs: number): StepAnswer {
+    return this.#within(budgetMs, () => {
+      const { query, whole } = request
+      if (!whole) return this.#onePage(request)
+      const shared = !this.#connections.snapshots
+      const db = shared ? this.#connections.pages : this.#connections.open()
+      let finder = this.#finder
+      let opened = false
+      try {
+        if (!shared) {
+          this.#guard(db)
+          finder = new SqliteFinder(db)
+          db.exec('BEGIN')
+        }
+        const total = query.count === true ? finder.count(query.filter) : undefined
+        this.#open.set(id, { db, rows: finder.rows(query), request })
+        opened = true
+        return { ...this.#next(id), ...(total === undefined ? {} : { total }) }
+      } catch (err) {
+        if (opened) this.close(id)
+        else if (!shared) this.#connections.release(db)
+        throw err
+      }
+    })
+  }
+
+  /** The next page of read `id`. */
+  next(id: number, budgetMs: number): StepAnswer {
+    return this.#within(budgetMs, () => {
+      try {
+        return this.#next(id)
+      } catch (err) {
+        this.close(id)
+        throw err
+      }
+    })
+  }
+
+  /** Ends read `id`, whether or not all its pages were read. */
+  close(id: number): void {
+    const read = this.#open.get(id)
+    if (read === undefined) return
+    this.#open.delete(id)
+    read.rows.return?.()
+    if (read.db === this.#connections.pages) return
+    try {
+      if (read.db.isTransaction) read.db.exec('COMMIT')
+    } finally {
+      this.#connections.release(read.db)
+    }
+  }
+
+  #onePage({ query, json }: ReadRequest): StepAnswer {
+    const db = this.#connections.pages
+    // The page and its count from one snapshot, when both are asked for.
+    const both = query.count === true && this.#connections.snapshots
+    if (both) db.exec('BEGIN')
+    try {
+      const rows = this.#finder.page(query)
+      const total = query.count === true ? this.#finder.count(query.filter) : undefined
+      return { page: pageOf(rows, json), done: true, ...(total === undefined ? {} : { total }) }
+    } finally {
+      if (both && db.isTransaction) db.exec('COMMIT')
+    }
+  }
+
+  #next(id: number): StepAnswer {
+    const read = this.#open.get(id)
+    if (read === undefined) throw new Error(`No read ${id} is open`)
+    const rows: FoundRow[] = []
+    const size = read.request.query.limit
+    let done = false
+    while (rows.length < size) {
+      const next = read.rows.next()
+      if (next.done === true) {
+        done = true
+        break
+      }
+      rows.push(next.value)
+    }
+    if (done) this.close(id)
+    return { page: pageOf(rows, read.request.json), done }
+  }
+
+  #within<T>(budgetMs: number, step: () => T): T {
+    this.#deadline = performance.now() + budgetMs
+    try {
+      return step()
+    } finally {
+      this.#deadline = Infinity
+    }
+  }
+}

@@ -1,0 +1,52 @@
+import { DatabaseSync } from 'node:sqlite'
+import { parentPort, workerData } from 'node:worker_threads'
+import { ReadDeadlineError, ReaderCore, type ReadRequest } from './reader-core.ts'
+
+/** What the store's readers send a worker: one step of a read at a time. */
+export type WorkerMessage =
+  | { kind: 'start'; id: number; request: ReadRequest; budgetMs: number }
+  | { kind: 'next'; id: number; budgetMs: number }
+  | { kind: 'close'; id: number }
+
+/** Why a step failed, in a form that crosses threads. */
+export type WorkerFailure = { deadline: true } | { deadline: false; message: string; errcode?: number }
+
+export interface WorkerData {
+  path: string
+  busyTimeoutMs: number
+}
+
+/** A connection that only reads, as every reader's is. */
+function connect({ path, busyTimeoutMs }: WorkerData): DatabaseSync {
+  const db = new DatabaseSync(path, { readOnly: true, timeout: busyTimeoutMs })
+  // The writer keeps the file in WAL mode; readers only need to wait as long as it may hold a lock.
+  return db
+}
+
+function failure(err: unknown): WorkerFailure {
+  if (err instanceof ReadDeadlineError) return { deadline: true }
+  const { errcode } = err as { errcode?: unknown }
+  return { deadline: false, message: (err as Error).message, ...(typeof errcode === 'number' ? { errcode } : {}) }
+}
+
+const settings = workerData as WorkerData
+const core = new ReaderCore({
+  pages: connect(settings),
+  open: () => connect(settings),
+  release: (db) => db.close(),
+  snapshots: true,
+})
+
+parentPort!.on('message', (message: WorkerMessage) => {
+  if (message.kind === 'close') {
+    core.close(message.id)
+    return
+  }
+  try {
+    const answer =
+      message.kind === 'start' ? core.start(message.id, message.request, message.budgetMs) : core.next(message.id, message.budgetMs)
+    parentPort!.postMessage({ id: message.id, answer })
+  } catch (err) {
+    parentPort!.postMessage({ id: message.id, failure: failure(err) })
+  }
+})

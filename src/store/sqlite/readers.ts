@@ -1,0 +1,303 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { Worker } from 'node:worker_threads'
+import type { FindQuery, FoundBook } from '../../books/find-query.ts'
+import { foundBooks } from '../sql/find.ts'
+import { readPages, type PageStep } from '../pages.ts'
+import { StoreUnavailableError, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
+import { ReadDeadlineError, type ReaderCore, type ReadRequest, type StepAnswer } from './reader-core.ts'
+import type { WorkerData, WorkerFailure, WorkerMessage } from './reader-worker.ts'
+
+/** Where the steps of reads run: worker threads, or this thread for an in-memory database. */
+interface StepRunner {
+  start(id: number, request: ReadRequest, client: string): Promise<StepAnswer>
+  next(id: number, client: string): Promise<StepAnswer>
+  close(id: number): void
+  end(): Promise<void>
+}
+
+function outOfTime(deadlineMs: number): StoreUnavailableError {
+  return new StoreUnavailableError(new Error(`A read of books took longer than ${deadlineMs} ms`))
+}
+
+/** Reads of books, a page at a time, by a StepRunner: the store's `reader`. */
+class Reader implements BookReader {
+  readonly #runner: StepRunner
+  #nextId = 1
+
+  constructor(runner: StepRunner) {
+    this.#runner = runner
+  }
+
+  pages(query: FindQuery, options?: ReadOptions & { json?: false }): Promise<BookPages<FoundBook[]>>
+  pages(query: FindQuery, options: ReadOptions & { json: true }): Promise<BookPages<JsonPage>>
+  async pages(
+    query: FindQuery,
+    { whole = false, json = false, client = '' }: ReadOptions & { json?: boolean } = {},
+  ): Promise<BookPages<FoundBook[] | JsonPage>> {
+    const runner = this.#runner
+    const id = this.#nextId++
+    const first = await runner.start(id, { query, whole, json }, client)
+    const step = ({ page, done }: StepAnswer): PageStep<FoundBook[] | JsonPage> => ({
+      page: 'rows' in page ? foundBooks(page.rows) : page,
+      done,
+    })
+    return readPages(
+      first.total,
+      step(first),
+      async () => step(await runner.next(id, client)),
+      () => runner.close(id),
+    )
+  }
+
+  end(): Promise<void> {
+    return this.#runner.end()
+  }
+}
+
+/** The steps waiting for one worker, taken from each client in turn, so that no client crowds out another. */
+class FairQueue<T> {
+  readonly #byClient = new Map<string, T[]>()
+
+  get size(): number {
+    let size = 0
+    for (const steps of this.#byClient.values()) size += steps.length
+    return size
+  }
+
+  push(client: string, item: T): void {
+    const waiting = this.#byClient.get(client)
+    if (waiting === undefined) this.#byClient.set(client, [item])
+    else waiting.push(item)
+  }
+
+  /** The oldest item of the client whose turn it is; that client then goes to the back. */
+  shift(): T | undefined {
+    for (const [client, waiting] of this.#byClient) {
+      const item = waiting.shift()
+      this.#byClient.delete(client)
+      if (waiting.length > 0) this.#byClient.set(client, waiting)
+      if (item !== undefined) return item
+    }
+    return undefined
+  }
+}
+
+interface Step {
+  message: Exclude<WorkerMessage, { kind: 'close' }>
+  deadline: number
+  resolve: (answer: StepAnswer) => void
+  reject: (err: unknown) => void
+}
+
+/** One worker thread, the reads pinned to it, and the steps waiting for it. */
+interface Slot {
+  worker: Worker
+  queue: FairQueue<Step>
+  /** The step the worker is running; its answer is the next message. */
+  running: Step | undefined
+  reads: number
+}
+
+/** How long past its deadline a step may answer before it is given up: the worker stops it from inside first. */
+const GIVE_UP_AFTER_MS = 500
+
+/**
+ * Reads run in worker threads, each with connections of its own, so that no find, however much of
+ * the catalogue it reads, holds the thread that answers every other request. A read is pinned to
+ * one worker, since its snapshot lives on that worker's connection; each worker runs one step at
+ * a time, taking the steps of waiting clients in turn. A step that cannot finish within the
+ * deadline, waiting included, fails as unavailable: the worker stops its statement from inside.
+ */
+class WorkerRunner implements StepRunner {
+  readonly #data: WorkerData
+  readonly #count: number
+  readonly #deadlineMs: number
+  readonly #slots: Slot[] = []
+  readonly #pinned = new Map<number, Slot>()
+
+  constructor(data: WorkerData, count: number, deadlineMs: number) {
+    this.#data = data
+    this.#count = count
+    this.#deadlineMs = deadlineMs
+    // Started now, not on the first read: a thread takes a few hundred milliseconds to start.
+    this.#workers()
+  }
+
+  start(id: number, request: ReadRequest, client: string): Promise<StepAnswer> {
+    // The worker with the fewest reads pinned to it and steps waiting.
+    const slots = this.#workers()
+    const slot = slots.reduce((best, slot) => (load(slot) < load(best) ? slot : best))
+    this.#pinned.set(id, slot)
+    slot.reads++
+    return this.#step(slot, client, { kind: 'start', id, request, budgetMs: 0 })
+  }
+
+  next(id: number, client: string): Promise<StepAnswer> {
+    const slot = this.#pinned.get(id)
+    if (slot === undefined) return Promise.reject(new Error(`No read ${id} is open`))
+    return this.#step(slot, client, { kind: 'next', id, budgetMs: 0 })
+  }
+
+  close(id: number): void {
+    const slot = this.#pinned.get(id)
+    if (slot === undefined) return
+    this.#unpin(id)
+    slot.worker.postMessage({ kind: 'close', id } satisfies WorkerMessage)
+  }
+
+  async end(): Promise<void> {
+    await Promise.all(this.#slots.splice(0).map((slot) => slot.worker.terminate()))
+  }
+
+  #unpin(id: number): void {
+    const slot = this.#pinned.get(id)
+    if (slot === undefined) return
+    this.#pinned.delete(id)
+    slot.reads--
+  }
+
+  /** The workers, and new ones in place of any that died. */
+  #workers(): Slot[] {
+    while (this.#slots.length < this.#count) this.#slots.push(this.#spawn())
+    return this.#slots
+  }
+
+  #spawn(): Slot {
+    const worker = new Worker(new URL('./reader-worker.ts', import.meta.url), { workerData: this.#data })
+    worker.unref()
+    const slot: Slot = { worker, queue: new FairQueue(), running: undefined, reads: 0 }
+    worker.on('message', ({ id, answer, failure }: { id: number; answer?: StepAnswer; failure?: WorkerFailure }) => {
+      const step = slot.running
+      slot.running = undefined
+      if (step !== undefined && step.message.id === id) {
+        if (answer === undefined) step.reject(this.#error(failure!))
+        else step.resolve(answer)
+        if (answer?.done !== false) this.#unpin(id)
+      }
+      this.#dispatch(slot)
+    })
+    // A worker that dies fails what it was running and what waits for it; a new one takes its place.
+    worker.on('error', (err) => {
+      const index = this.#slots.indexOf(slot)
+      if (index !== -1) this.#slots.splice(index, 1)
+      for (const [id, pinnedTo] of this.#pinned) if (pinnedTo === slot) this.#pinned.delete(id)
+      slot.running?.reject(err)
+      for (let step = slot.queue.shift(); step !== undefined; step = slot.queue.shift()) step.reject(err)
+    })
+    return slot
+  }
+
+  #error(failure: WorkerFailure): Error {
+    if (failure.deadline) return outOfTime(this.#deadlineMs)
+    const err = Object.assign(new Error(failure.message), failure.errcode === undefined ? {} : { errcode: failure.errcode })
+    return classifyRead(err)
+  }
+
+  #step(slot: Slot, client: string, message: Step['message']): Promise<StepAnswer> {
+    return new Promise((resolve, reject) => {
+      slot.queue.push(client, { message, deadline: performance.now() + this.#deadlineMs, resolve, reject })
+      this.#dispatch(slot)
+    })
+  }
+
+  #dispatch(slot: Slot): void {
+    if (slot.running !== undefined) return
+    for (let step = slot.queue.shift(); step !== undefined; step = slot.queue.shift()) {
+      const budgetMs = step.deadline - performance.now()
+      if (budgetMs <= 0) {
+        // Never sent: it would only have run out of time in the worker.
+        if (step.message.kind === 'next') this.close(step.message.id)
+        else this.#unpin(step.message.id)
+        step.reject(outOfTime(this.#deadlineMs))
+        continue
+      }
+      slot.running = step
+      slot.worker.ref()
+      const timer = setTimeout(() => step.reject(outOfTime(this.#deadlineMs)), budgetMs + GIVE_UP_AFTER_MS)
+      const settle = () => {
+        clearTimeout(timer)
+        if (slot.running === undefined && slot.queue.size === 0) slot.worker.unref()
+      }
+      const { resolve, reject } = step
+      step.resolve = (answer) => {
+        settle()
+        resolve(answer)
+      }
+      step.reject = (err) => {
+        settle()
+        reject(err)
+      }
+      slot.worker.postMessage({ ...step.message, budgetMs } satisfies WorkerMessage)
+      return
+    }
+  }
+}
+
+function load(slot: Slot): number {
+  return slot.reads + slot.queue.size
+}
+
+/** SQLite's transient failures (busy, locked, I/O, full, cannot open) are the store being unavailable for now. */
+function classifyRead(err: Error & { errcode?: number }): Error {
+  const TRANSIENT = new Set([5, 6, 10, 13, 14])
+  return typeof err.errcode === 'number' && TRANSIENT.has(err.errcode & 0xff) ? new StoreUnavailableError(err) : err
+}
+
+/**
+ * Reads in this thread, for an in-memory database, which no other thread can open: each step runs
+ * here, with a turn of the event loop before it, so that a long list lets other requests through
+ * between its pages.
+ */
+class InProcessRunner implements StepRunner {
+  readonly #core: ReaderCore
+  readonly #deadlineMs: number
+  readonly #outside: Outside
+
+  constructor(core: ReaderCore, deadlineMs: number, outside: Outside) {
+    this.#core = core
+    this.#deadlineMs = deadlineMs
+    this.#outside = outside
+  }
+
+  start(id: number, request: ReadRequest): Promise<StepAnswer> {
+    return this.#outside(() => this.#run(() => this.#core.start(id, request, this.#deadlineMs)))
+  }
+
+  async next(id: number): Promise<StepAnswer> {
+    await nextTurn()
+    return this.#outside(() => this.#run(() => this.#core.next(id, this.#deadlineMs)))
+  }
+
+  close(id: number): void {
+    this.#core.close(id)
+  }
+
+  async end(): Promise<void> {}
+
+  #run(step: () => StepAnswer): StepAnswer {
+    try {
+      return step()
+    } catch (err) {
+      if (err instanceof ReadDeadlineError) throw outOfTime(this.#deadlineMs)
+      throw classifyRead(err as Error & { errcode?: number })
+    }
+  }
+}
+
+/** Readers in `count` worker threads, for a database file. */
+export function workerReaders(data: WorkerData, count: number, deadlineMs: number): Reader {
+  return new Reader(new WorkerRunner(data, count, deadlineMs))
+}
+
+/**
+ * Runs a step on the connection the writes share, once no transaction holds it, so that a read
+ * never sees writes that have not committed.
+ */
+type Outside = <T>(step: () => T) => Promise<T>
+
+/** A reader in this thread, on `core`'s connection, for an in-memory database. */
+export function inProcessReader(core: ReaderCore, deadlineMs: number, outside: Outside): Reader {
+  return new Reader(new InProcessRunner(core, deadlineMs, outside))
+}
+
+export type { Reader }
