@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
-import type { NewBook } from '../schemas.ts'
+import type { CheckedBatch } from './book-import.ts'
 
 /**
  * Bytes buffered on their way to the file, and read from it at a time: enough that the reading
@@ -36,13 +36,13 @@ export class ImportSpool {
   }
 
   /** One line each: JSON never holds a raw line break. */
-  async write(books: NewBook[]): Promise<void> {
+  async write(batch: CheckedBatch): Promise<void> {
     if (this.#failure) throw this.#failure
-    if (!this.#out.write(`${JSON.stringify(books)}\n`)) await once(this.#out, 'drain')
+    if (!this.#out.write(`${JSON.stringify(batch)}\n`)) await once(this.#out, 'drain')
   }
 
-  /** The batches in the order they were written. */
-  async *batches(): AsyncGenerator<NewBook[]> {
+  /** The batches in the order they were written, with the rows their books came from. */
+  async *batches(): AsyncGenerator<CheckedBatch> {
     this.#out.end()
     await finished(this.#out)
     // Read as the batches are stored: readline would run ahead and hold the whole file as lines
@@ -51,7 +51,7 @@ export class ImportSpool {
     for await (const text of createReadStream(this.#path, { encoding: 'utf8', highWaterMark: CHUNK })) {
       const lines = (rest + (text as string)).split('\n')
       rest = lines.pop()!
-      for (const line of lines) yield JSON.parse(line) as NewBook[]
+      for (const line of lines) yield JSON.parse(line) as CheckedBatch
     }
   }
 
