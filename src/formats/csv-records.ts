@@ -1,6 +1,7 @@
 import { CsvError, parse } from 'csv-parse'
 import { ImportFormatError, type ImportRecord } from './import-errors.ts'
 import { bookColumns, type BookOfRow, type ColumnChoice } from './known-columns.ts'
+import { readAhead } from './read-ahead.ts'
 
 /** Far above any valid row (three members of at most 500 characters), even with other columns. */
 export const MAX_ROW_CHARACTERS = 1024 * 1024
@@ -20,14 +21,17 @@ export interface DelimitedOptions {
  * save "CSV" with semicolons.
  */
 export function delimiterOf(headerRow: string): Delimiter {
-  const counts = new Map<string, number>()
+  const counts = DELIMITERS.map(() => 0)
   let quoted = false
   for (const character of headerRow) {
     if (character === '"') quoted = !quoted
-    else if (!quoted && character === '\n') break
-    else if (!quoted) counts.set(character, (counts.get(character) ?? 0) + 1)
+    if (quoted) continue
+    if (character === '\n') break
+    const delimiter = DELIMITERS.indexOf(character as Delimiter)
+    if (delimiter !== -1) counts[delimiter]!++
   }
-  return DELIMITERS.reduce((best, delimiter) => ((counts.get(delimiter) ?? 0) > (counts.get(best) ?? 0) ? delimiter : best))
+  const most = Math.max(...counts)
+  return most === 0 ? ',' : DELIMITERS[counts.indexOf(most)]!
 }
 
 /**
@@ -35,25 +39,12 @@ export function delimiterOf(headerRow: string): Delimiter {
  * allowed, whichever comes first.
  */
 async function withHeaderRow(text: AsyncIterable<string>): Promise<{ headerRow: string; text: AsyncIterable<string> }> {
-  const iterator = text[Symbol.asyncIterator]()
-  const seen: string[] = []
   let length = 0
-  for (;;) {
-    const next = await iterator.next()
-    if (next.done) break
-    seen.push(next.value)
-    length += next.value.length
-    if (next.value.includes('\n') || length > MAX_ROW_CHARACTERS) break
-  }
-  async function* whole() {
-    yield* seen
-    for (;;) {
-      const next = await iterator.next()
-      if (next.done) return
-      yield next.value
-    }
-  }
-  return { headerRow: seen.join('').slice(0, MAX_ROW_CHARACTERS), text: whole() }
+  const { seen, whole } = await readAhead(text, (part) => {
+    length += part.length
+    return part.includes('\n') || length > MAX_ROW_CHARACTERS
+  })
+  return { headerRow: seen.join('').slice(0, MAX_ROW_CHARACTERS), text: whole }
 }
 
 /** A row as the parser read it, and the line it ended on. */

@@ -1,4 +1,5 @@
 import { encodingOfCharset, type TextEncoding } from './body-text.ts'
+import { readAhead } from './read-ahead.ts'
 
 /** The formats an import body can be in: TSV is CSV's tab-separated sibling. */
 export type ImportFormat = 'json' | 'ndjson' | 'csv' | 'tsv'
@@ -41,25 +42,7 @@ export function declaredBody(header: string | undefined): DeclaredBody {
  * The text is handed back whole, the part read included.
  */
 export async function sniffFormat(text: AsyncIterable<string>): Promise<{ format: ImportFormat; text: AsyncIterable<string> }> {
-  const iterator = text[Symbol.asyncIterator]()
-  const seen: string[] = []
-  let format: ImportFormat = 'csv'
-  for (;;) {
-    const next = await iterator.next()
-    if (next.done) break
-    seen.push(next.value)
-    const first = next.value.trimStart()[0]
-    if (first === undefined) continue
-    format = first === '[' ? 'json' : first === '{' ? 'ndjson' : 'csv'
-    break
-  }
-  async function* whole() {
-    yield* seen
-    for (;;) {
-      const next = await iterator.next()
-      if (next.done) return
-      yield next.value
-    }
-  }
-  return { format, text: whole() }
+  const { seen, whole } = await readAhead(text, (part) => part.trimStart() !== '')
+  const first = seen.join('').trimStart()[0]
+  return { format: first === '[' ? 'json' : first === '{' ? 'ndjson' : 'csv', text: whole }
 }

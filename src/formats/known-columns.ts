@@ -70,6 +70,9 @@ const KNOWN_COLUMNS: KnownColumn[] = [
 
 const normalised = (name: string) => name.trim().toLowerCase()
 
+/** Far above any export's (LibraryThing's has 54), and a bound on the work a header row can cause. */
+const MAX_COLUMNS = 1000
+
 /** A column a member is read from, and how. */
 interface Source {
   at: number
@@ -85,9 +88,16 @@ export type BookOfRow = (row: string[]) => { title: unknown; author: unknown; ye
  * column or one named is missing or ambiguous.
  */
 export function bookColumns(header: string[], choice: ColumnChoice = {}): BookOfRow {
-  const names = header.map(normalised)
+  if (header.length > MAX_COLUMNS) {
+    throw new ImportFormatError(`The header row has ${header.length} columns: an import reads at most ${MAX_COLUMNS}`)
+  }
   const positions = new Map<string, number[]>()
-  names.forEach((name, at) => positions.set(name, [...(positions.get(name) ?? []), at]))
+  header.forEach((name, at) => {
+    const key = normalised(name)
+    const seen = positions.get(key)
+    if (seen === undefined) positions.set(key, [at])
+    else seen.push(at)
+  })
   const only = (name: string, why: string) => {
     const at = positions.get(normalised(name)) ?? []
     if (at.length > 1) throw new ImportFormatError(`The header row names "${clip(name.trim())}" twice${why}`)

@@ -603,3 +603,12 @@ describe('keeping the valid rows (invalid=skip, and dry runs)', () => {
     ])
   })
 })
+
+test('a header of more than 1,000 columns is refused', async () => {
+  const { errors } = await read(`title,author,year${',x'.repeat(997)}\na,b,1${','.repeat(997)}\n`, 'csv')
+  assert.deepEqual(errors, [])
+  const header = `title,author,year${','.repeat(1024 * 1024 - 20)}`
+  assert.deepEqual((await read(`${header}\n`, 'csv', {}, 65536)).errors, [
+    { message: 'The header row has 1048559 columns: an import reads at most 1000' },
+  ])
+})
