@@ -85,11 +85,6 @@ export class BookImport {
     this.#limits = limits
   }
 
-  /** Rows read so far. */
-  get rows(): number {
-    return this.#rows
-  }
-
   /** Rows read so far that pass the rules. */
   get importable(): number {
     return this.#importable
