@@ -1,4 +1,8 @@
-import type { ImportFormat } from './book-import.ts'
+import { encodingOfCharset, type TextEncoding } from './body-text.ts'
+import { readAhead } from './read-ahead.ts'
+
+/** The formats an import body can be in: TSV is CSV's tab-separated sibling. */
+export type ImportFormat = 'json' | 'ndjson' | 'csv' | 'tsv'
 
 const BY_MEDIA_TYPE: Record<string, ImportFormat> = {
   'application/json': 'json',
@@ -6,59 +10,39 @@ const BY_MEDIA_TYPE: Record<string, ImportFormat> = {
   'application/ndjson': 'ndjson',
   'application/jsonl': 'ndjson',
   'text/csv': 'csv',
+  'text/tab-separated-values': 'tsv',
 }
 
+/** What a Content-Type says of an import body. */
+export type DeclaredBody =
+  { format: ImportFormat | 'sniff'; encoding: TextEncoding } | { unsupported: 'type' } | { unsupported: 'charset'; charset: string }
+
 /**
- * The format a Content-Type names: `sniff` when the client named none, or sent what
- * `curl --data-binary` sends by default, so the body's first character decides; undefined
- * for any other type, or a charset other than UTF-8.
+ * The format and encoding a Content-Type names. The format is `sniff` when the client named
+ * none, or sent what `curl --data-binary` sends by default, so the body's first character
+ * decides. Without a charset the body is UTF-8, unless a byte-order mark says otherwise.
  */
-export function formatOfContentType(header: string | undefined): ImportFormat | 'sniff' | undefined {
-  if (header === undefined || header.trim() === '') return 'sniff'
+export function declaredBody(header: string | undefined): DeclaredBody {
+  if (header === undefined || header.trim() === '') return { format: 'sniff', encoding: 'utf-8' }
   const [type = '', ...parameters] = header.split(';').map((part) => part.trim().toLowerCase())
+  const format = type === 'application/x-www-form-urlencoded' ? 'sniff' : BY_MEDIA_TYPE[type]
+  if (format === undefined) return { unsupported: 'type' }
   const charset = parameters
     .find((parameter) => parameter.startsWith('charset='))
     ?.slice('charset='.length)
     .replace(/"/g, '')
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return undefined
-  if (type === 'application/x-www-form-urlencoded') return 'sniff'
-  return BY_MEDIA_TYPE[type]
+  if (charset === undefined) return { format, encoding: 'utf-8' }
+  const encoding = encodingOfCharset(charset)
+  return encoding === undefined ? { unsupported: 'charset', charset } : { format, encoding }
 }
 
 /**
- * Reads the body up to its first character that is not a byte-order mark or white space: `[`
- * starts a JSON array, `{` an NDJSON line, anything else a CSV header. The body is handed
- * back whole, the bytes read included.
+ * Reads the text up to its first character that is not white space: `[` starts a JSON array,
+ * `{` an NDJSON line, anything else a CSV header (whose delimiter the header itself decides).
+ * The text is handed back whole, the part read included.
  */
-export async function sniffFormat(source: AsyncIterable<Uint8Array>): Promise<{ format: ImportFormat; body: AsyncIterable<Uint8Array> }> {
-  const iterator = source[Symbol.asyncIterator]()
-  const seen: Uint8Array[] = []
-  let format: ImportFormat = 'csv'
-  for (;;) {
-    const next = await iterator.next()
-    if (next.done) break
-    seen.push(next.value)
-    const first = firstSignificantByte(next.value, seen.length === 1)
-    if (first === undefined) continue
-    format = first === 0x5b ? 'json' : first === 0x7b ? 'ndjson' : 'csv'
-    break
-  }
-  async function* body() {
-    yield* seen
-    for (;;) {
-      const next = await iterator.next()
-      if (next.done) return
-      yield next.value
-    }
-  }
-  return { format, body: body() }
-}
-
-const WHITE_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d])
-const BOM = [0xef, 0xbb, 0xbf]
-
-function firstSignificantByte(chunk: Uint8Array, atStart: boolean): number | undefined {
-  let at = atStart && BOM.every((byte, i) => chunk[i] === byte) ? BOM.length : 0
-  while (at < chunk.length && WHITE_SPACE.has(chunk[at]!)) at++
-  return chunk[at]
+export async function sniffFormat(text: AsyncIterable<string>): Promise<{ format: ImportFormat; text: AsyncIterable<string> }> {
+  const { seen, whole } = await readAhead(text, (part) => part.trimStart() !== '')
+  const first = seen.join('').trimStart()[0]
+  return { format: first === '[' ? 'json' : first === '{' ? 'ndjson' : 'csv', text: whole }
 }

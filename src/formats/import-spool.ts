@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { finished } from 'node:stream/promises'
-import type { NewBook } from '../books/book.ts'
+import type { CheckedBatch } from './book-import.ts'
 
 /**
  * Bytes buffered on their way to the file, and read from it at a time: enough that the reading
@@ -66,9 +66,9 @@ export class ImportSpool {
   }
 
   /** One line each: JSON never holds a raw line break. */
-  async write(books: NewBook[]): Promise<void> {
+  async write(batch: CheckedBatch): Promise<void> {
     if (this.#failure) throw this.#failure
-    if (this.#out.write(`${JSON.stringify(books)}\n`)) return
+    if (this.#out.write(`${JSON.stringify(batch)}\n`)) return
     try {
       await once(this.#out, 'drain')
     } catch (err) {
@@ -76,8 +76,8 @@ export class ImportSpool {
     }
   }
 
-  /** The batches in the order they were written. */
-  async *batches(): AsyncGenerator<NewBook[]> {
+  /** The batches in the order they were written, with the rows their books came from. */
+  async *batches(): AsyncGenerator<CheckedBatch> {
     this.#out.end()
     await finished(this.#out).catch((err: Error) => {
       throw forNow(err)
@@ -89,7 +89,7 @@ export class ImportSpool {
     for await (const text of input) {
       const lines = (rest + (text as string)).split('\n')
       rest = lines.pop()!
-      for (const line of lines) yield JSON.parse(line) as NewBook[]
+      for (const line of lines) yield JSON.parse(line) as CheckedBatch
     }
   }
 

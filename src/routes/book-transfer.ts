@@ -7,8 +7,9 @@ import { requireToken } from '../auth/require-token.ts'
 import type { TokenService } from '../auth/tokens.ts'
 import { csvExport, ndjsonExport } from '../formats/book-export.ts'
 import { BookImport, IMPORT_LIMITS } from '../formats/book-import.ts'
-import { ImportTooLargeError } from '../formats/import-errors.ts'
-import { formatOfContentType, sniffFormat } from '../formats/import-format.ts'
+import { ImportTooLargeError, type RowError } from '../formats/import-errors.ts'
+import { declaredBody } from '../formats/import-format.ts'
+import { importOptionsOf } from '../formats/import-options.ts'
 import { ImportSpool } from '../formats/import-spool.ts'
 import { envelope } from '../http/envelope.ts'
 import { HttpError } from '../http/http-error.ts'
@@ -17,7 +18,7 @@ import { failures, IdempotencyKeyHeader, idempotencyFailures, ListQuery } from '
 import type { Store } from '../store/store.ts'
 import type { Book } from '../books/book.ts'
 import { findQueryOf, parseBookQuery } from '../books/query.ts'
-import { exportAnswers, importAnswers, importBody, UNSUPPORTED_MEDIA_TYPE } from './book-transfer-docs.ts'
+import { exportAnswers, importAnswers, importBody, ImportQuery, UNSUPPORTED_MEDIA_TYPE, unsupportedCharset } from './book-transfer-docs.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -65,6 +66,14 @@ const security = [{ token: [] }]
 
 async function* noBytes(): AsyncGenerator<Uint8Array> {}
 
+/** 400 with the problems found. Reading may have stopped before the end of the body: the connection cannot be reused. */
+function refuse(reply: FastifyReply, errors: RowError[]) {
+  return reply
+    .code(400)
+    .header('connection', 'close')
+    .send(envelope(400, 'Invalid input', { errors }))
+}
+
 /** `POST /books/import` and `GET /books/export`: books in and out by the file, in their own scope with their own body parser. */
 export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, metrics }: BookTransferOptions) {
   // The body reaches the handler as the request stream, unparsed and unbuffered, whatever its
@@ -81,13 +90,17 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
     '/books/import',
     {
       schema: {
-        summary: 'Import books from a CSV, NDJSON or JSON file, all or nothing',
+        summary: 'Import books from a CSV, TSV, NDJSON or JSON file, all or nothing unless told otherwise',
         description:
-          'Every row follows the rules of `POST /book`; when any row breaks them, nothing is stored and the answer lists the first 100 errors. At most 100,000 books and 32 MiB.',
+          'Every row follows the rules of `POST /book`; when any row breaks them, nothing is stored and the answer lists the first 100 errors ' +
+          '(`invalid=skip` stores the others). `dry_run=true` checks the file and stores nothing. The export files of Goodreads, ' +
+          'The StoryGraph, LibraryThing, Calibre, Open Library and goodbooks-10k are read by their own column names. ' +
+          'At most 100,000 books and 32 MiB.',
         operationId: 'importBooks',
         tags: ['Books'],
         security,
         headers: IdempotencyKeyHeader,
+        querystring: ImportQuery,
         body: importBody,
         response: { ...importAnswers, ...idempotencyFailures, 401: failures.tokenRefused },
       },
@@ -104,50 +117,53 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
       },
     },
     async (request, reply) => {
-      const declared = formatOfContentType(request.importContentType)
-      if (declared === undefined) throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE)
+      const declared = declaredBody(request.importContentType)
+      if ('unsupported' in declared) {
+        throw new HttpError(415, declared.unsupported === 'type' ? UNSUPPORTED_MEDIA_TYPE : unsupportedCharset(declared.charset))
+      }
+      const asked = importOptionsOf(request.query as Record<string, unknown>)
+      if (!asked.ok) return refuse(reply, [{ message: asked.message }])
+      const { dryRun, skipInvalid, columns } = asked.options
       const length = Number(request.headers['content-length'])
       if (length > IMPORT_LIMITS.maxBytes) throw tooLarge()
       // An empty body reaches no parser: it reads as a stream with nothing in it.
-      let body = (request.body as AsyncIterable<Uint8Array> | undefined) ?? noBytes()
-      let format = declared
-      if (format === 'sniff') ({ format, body } = await sniffFormat(body))
+      const body = (request.body as AsyncIterable<Uint8Array> | undefined) ?? noBytes()
 
-      const reader = new BookImport(body, format)
-      const spool = await ImportSpool.create()
+      const reader = new BookImport(body, { ...declared, columns, keepValid: dryRun || skipInvalid })
+      // A dry run stores nothing, so it keeps nothing.
+      const spool = dryRun ? undefined : await ImportSpool.create()
       try {
         try {
           // Read and checked in full before the transaction opens: a slow client never holds the store.
-          for await (const batch of reader.batches()) await spool.write(batch)
+          for await (const batch of reader.checkedBatches()) await spool?.write(batch)
         } catch (err) {
           if (err instanceof ImportTooLargeError) throw tooLarge()
           throw err
         }
-        if (reader.errors.length > 0) {
-          // Reading may have stopped before the end of the body: the connection cannot be reused.
-          return reply
-            .code(400)
-            .header('connection', 'close')
-            .send(envelope(400, 'Invalid input', { errors: reader.errors }))
+        if (reader.unreadable || (reader.errors.length > 0 && !dryRun && !skipInvalid)) return refuse(reply, reader.errors)
+        if (spool === undefined) {
+          const { importable, errors, preview } = reader
+          return reply.code(200).send(envelope(200, 'Import checked successfully', { importable, errors, duplicates: [], preview }))
         }
         const answer = await store.transaction(async (repositories) => {
           const ids: number[] = []
           let turnStarted = performance.now()
-          for await (const batch of spool.batches()) {
-            ids.push(...(await repositories.books.createMany(batch)))
+          for await (const { books } of spool.batches()) {
+            ids.push(...(await repositories.books.createMany(books)))
             if (performance.now() - turnStarted >= IMPORT_TURN_MS) {
               await nextTurn()
               turnStarted = performance.now()
             }
           }
-          const answer = envelope(201, 'Books imported successfully', { imported: ids.length, ids })
+          const imported = { imported: ids.length, ids }
+          const answer = envelope(201, 'Books imported successfully', skipInvalid ? { ...imported, errors: reader.errors } : imported)
           await request.idempotency?.record(repositories, { status: 201, headers: {}, body: JSON.stringify(answer) })
           return answer
         })
         metrics.countImportedBooks(answer.data.imported)
         return reply.code(201).send(answer)
       } finally {
-        await spool.remove()
+        await spool?.remove()
       }
     },
   )

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { ImportSpool, SpoolUnavailableError } from '../../src/formats/import-spool.ts'
-import type { NewBook } from '../../src/books/book.ts'
+import type { CheckedBatch } from '../../src/formats/book-import.ts'
 
 // A temporary directory of this file's own: imports in other test files spool beside it in the shared one.
 const ownTmp = await mkdtemp(join(tmpdir(), 'spool-test-'))
@@ -17,23 +17,25 @@ async function openSpoolFiles(): Promise<string[]> {
   return targets.filter((target) => target.startsWith(ownTmp))
 }
 
-async function readAll(spool: ImportSpool): Promise<NewBook[][]> {
-  const batches: NewBook[][] = []
+async function readAll(spool: ImportSpool): Promise<CheckedBatch[]> {
+  const batches: CheckedBatch[] = []
   for await (const batch of spool.batches()) batches.push(batch)
   return batches
 }
 
-test('batches come back as written, in order, text of every kind intact', async () => {
-  const written: NewBook[][] = Array.from({ length: 300 }, (_, n) => [
-    { title: `Book ${n}\nwith\r\u2028\u2029 line breaks`, author: 'Gabriel García Márquez', year: n },
-    { title: '"Quoted", \\ and 😀', author: 'J.K. Rowling, Mary GrandPré', year: -1 - n },
-  ])
+test('batches come back as written, in order, with their rows, text of every kind intact', async () => {
+  const written: CheckedBatch[] = Array.from({ length: 300 }, (_, n) => ({
+    rows: [3 * n + 1, 3 * n + 3],
+    books: [
+      { title: `Book ${n}\nwith\r\u2028\u2029 line breaks`, author: 'Gabriel García Márquez', year: n },
+      { title: '"Quoted", \\ and 😀', author: 'J.K. Rowling, Mary GrandPré', year: -1 - n },
+    ],
+  }))
   // Longer than one read of the file.
-  written.splice(
-    150,
-    0,
-    Array.from({ length: 500 }, (_, n) => ({ title: `Long batch ${n}`.padEnd(200, '.'), author: 'Many', year: n })),
-  )
+  written.splice(150, 0, {
+    rows: Array.from({ length: 500 }, (_, n) => 1000 + n),
+    books: Array.from({ length: 500 }, (_, n) => ({ title: `Long batch ${n}`.padEnd(200, '.'), author: 'Many', year: n })),
+  })
   const spool = await ImportSpool.create()
   try {
     for (const batch of written) await spool.write(batch)
@@ -54,9 +56,9 @@ test('a spool with nothing written reads as no batches', async () => {
 
 test('the file is never visible in the folder, and its descriptor is closed by remove, whether or not the batches were read', async () => {
   const unread = await ImportSpool.create()
-  await unread.write([{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
+  await unread.write({ rows: [1], books: [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }] })
   const read = await ImportSpool.create()
-  await read.write([{ title: 'Emma', author: 'Jane Austen', year: 1815 }])
+  await read.write({ rows: [1], books: [{ title: 'Emma', author: 'Jane Austen', year: 1815 }] })
   await readAll(read)
   // Unlinked at once: a process that dies mid-import leaves nothing in the folder.
   assert.deepEqual(await readdir(ownTmp), [])
@@ -72,7 +74,8 @@ test('a full disk fails the import as unavailable for now (503), not as an inter
     const book = { title: 'x'.repeat(500), author: 'y', year: 1 }
     const failure = await (async () => {
       try {
-        for (let i = 0; i < 1000; i++) await spool.write(Array(100).fill(book))
+        for (let i = 0; i < 1000; i++)
+          await spool.write({ rows: Array.from({ length: 100 }, (_, n) => n + 1), books: Array(100).fill(book) })
         for await (const _ of spool.batches());
       } catch (err) {
         return err

@@ -1,0 +1,15 @@
+import { formatImportTable, measureFormatImports } from '../import-formats.ts'
+import type { Suite } from '../suites.ts'
+
+const suite: Suite = {
+  description:
+    'a 100,000-row Goodreads library export on each engine: a dry run and an import with invalid=skip, rows/s and peak RSS (--rows=N for another size)',
+  async run(context) {
+    const rows = Number(context.options.rows ?? 100_000)
+    if (!Number.isSafeInteger(rows) || rows < 1) throw new Error('--rows takes a count of at least 1')
+    context.log('Importing a Goodreads export')
+    const figures = await measureFormatImports({ rows, engines: ['sqlite', 'postgres'], log: context.log })
+    return { sections: [], tables: [formatImportTable(figures)], data: figures }
+  },
+}
+export default suite
