@@ -457,6 +457,18 @@ describe('the catalogue page with 10,000 books', { skip, timeout: 180_000, concu
     await page.getByText('No books are shown until the filters are corrected.').waitFor()
     await assertAccessibleEverywhere(page, 'a wrong year range', 'wrong-filter')
 
+    // On a phone the filters fold behind a button that counts those set; a wrong one unfolds them.
+    await page.setViewportSize(PHONE)
+    const filters = page.getByRole('button', { name: 'Filters (2)' })
+    assert.equal(await filters.getAttribute('aria-expanded'), 'true')
+    await filters.click()
+    assert.equal(await filters.getAttribute('aria-expanded'), 'false')
+    assert.equal(await page.getByLabel('To year').isVisible(), false)
+    await filters.click()
+    assert.equal(await page.getByLabel('To year').isVisible(), true)
+    await page.setViewportSize(DESKTOP)
+    assert.equal(await page.getByRole('button', { name: /^Filters/ }).isVisible(), false, 'wide enough, the filters show as they are')
+
     await page.getByLabel('From year').fill('19x5')
     await page.getByText('The year must be a whole number, such as 1965 or -450.').waitFor()
     await page.getByLabel('From year').fill('1990')
