@@ -1,13 +1,16 @@
 # Not built on the development machines (no container engine there): keep it minimal.
 FROM node:24-bookworm-slim AS dependencies
 WORKDIR /app
+# The page is a workspace of the root: npm ci needs its package.json too.
 COPY package.json package-lock.json ./
+COPY web/package.json ./web/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # The catalogue page is built with the development dependencies and only its output is kept.
 FROM node:24-bookworm-slim AS page
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY web/package.json ./web/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY web ./web
 RUN node web/build.ts

@@ -1,6 +1,7 @@
 import { ApiError, type Api, type Book } from './api.ts'
 import { checkBook, type FieldErrors, type FieldName } from './book-rules.ts'
 import { h, uniqueId } from './dom.ts'
+import { confirmDelete } from './confirm-dialog.ts'
 import { createMessages, describeError } from './messages.ts'
 import { openModal } from './modal.ts'
 
@@ -11,6 +12,8 @@ export interface BookDialogEvents {
   changed(book: Book): void
   /** The book was deleted by someone else. */
   gone(id: number): void
+  /** The person chose to delete the book, and confirmed it; the dialog has closed. */
+  remove(book: Book): void
 }
 
 interface Field {
@@ -52,6 +55,7 @@ export function openBookDialog(
   const conflict = h('div', { class: 'conflict' })
   const save = h('button', { type: 'submit', class: 'primary' }, 'Save')
   const cancel = h('button', { type: 'button' }, 'Cancel')
+  const remove = current && h('button', { type: 'button', class: 'danger delete' }, 'Delete')
   const form = h(
     'form',
     { novalidate: true, method: 'dialog' },
@@ -61,10 +65,16 @@ export function openBookDialog(
     fields.title.wrapper,
     fields.author.wrapper,
     fields.year.wrapper,
-    h('div', { class: 'buttons' }, save, cancel),
+    h('div', { class: 'buttons' }, save, cancel, remove),
   )
   const dialog = openModal(host, headingId, form)
   cancel.addEventListener('click', () => dialog.close())
+  remove?.addEventListener('click', async () => {
+    // The confirmation opens over this dialog: "Cancel" there comes back to the form as it was.
+    if (!current || !(await confirmDelete(host, [current]))) return
+    dialog.close()
+    events.remove(current)
+  })
 
   const showErrors = (errors: FieldErrors) => {
     for (const [name, { input, error }] of Object.entries(fields) as [FieldName, Field][]) {
@@ -141,6 +151,7 @@ export function openBookDialog(
     events.gone(current.id)
     conflict.replaceChildren()
     deleted = true
+    if (remove) remove.disabled = true
     messages.error('This book was deleted by someone else meanwhile, so it cannot be saved.')
   }
 

@@ -1,5 +1,5 @@
 import type { Book } from './api.ts'
-import { h, hidden } from './dom.ts'
+import { h } from './dom.ts'
 import type { Sort, SortField } from './find-query.ts'
 
 const COLUMNS: { field: SortField; label: string }[] = [
@@ -10,18 +10,29 @@ const COLUMNS: { field: SortField; label: string }[] = [
 
 export interface BookTableEvents {
   sort(field: SortField): void
-  edit(book: Book): void
-  remove(book: Book): void
+  /** A title was chosen: the book opens, to edit or delete it. */
+  open(book: Book): void
+  /** A row's checkbox changed; `range` when Shift was held, for every row from the one chosen before. */
+  select(book: Book, selected: boolean, range: boolean): void
+  /** The header's checkbox changed: every row shown. */
+  selectShown(selected: boolean): void
 }
 
 export interface BookTable {
   element: HTMLTableElement
-  show(books: readonly Book[], sort: Sort | undefined): void
-  /** Puts the focus on a row's first button, or returns false when that row is not shown. */
+  show(books: readonly Book[], sort: Sort | undefined, isSelected: (id: number) => boolean): void
+  /** Checks the boxes of the selected rows, after the selection changed. */
+  showSelection(isSelected: (id: number) => boolean): void
+  /** Puts the focus on a row's title, or returns false when that row is not shown. */
   focusRow(id: number): boolean
 }
 
-/** The books as a table whose column headers sort it; each row has its own Edit and Delete buttons. */
+/**
+ * The books as a table: column headers that sort it, and on each row a checkbox and the title,
+ * a button that opens the book. Two controls a row and no more: buttons are what costs most
+ * to lay out, and a page of 200 rows must show within a frame or two. The rows' controls
+ * listen through the table body; Up and Down move between them.
+ */
 export function createBookTable(events: BookTableEvents): BookTable {
   const headerCells = COLUMNS.map(({ field, label }) => {
     const indicator = h('span', { class: 'sort-indicator', 'aria-hidden': 'true' })
@@ -29,43 +40,82 @@ export function createBookTable(events: BookTableEvents): BookTable {
     button.addEventListener('click', () => events.sort(field))
     return { field, cell: h('th', { scope: 'col', class: `col-${field}` }, button), indicator }
   })
+  const selectShown = h('input', { type: 'checkbox', 'aria-label': 'Select every book on this page' })
+  selectShown.addEventListener('change', () => events.selectShown(selectShown.checked))
   const body = h('tbody')
   const element = h(
     'table',
     { class: 'books' },
-    h('caption', { class: 'visually-hidden' }, 'Books; the column headers sort the table'),
-    h('thead', {}, h('tr', {}, ...headerCells.map(({ cell }) => cell), h('th', { scope: 'col', class: 'col-actions' }, hidden('Actions')))),
+    h('caption', { class: 'visually-hidden' }, 'Books; the column headers sort the table, and a title opens its book to edit or delete it'),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'col-select' }, selectShown), ...headerCells.map(({ cell }) => cell))),
     body,
   )
+  let shown = new Map<number, Book>()
 
-  const row = (book: Book) => {
-    const edit = h('button', { type: 'button', 'data-id': String(book.id) }, 'Edit', hidden(` ${book.title}`))
-    const remove = h('button', { type: 'button', class: 'danger' }, 'Delete', hidden(` ${book.title}`))
-    edit.addEventListener('click', () => events.edit(book))
-    remove.addEventListener('click', () => events.remove(book))
-    return h(
+  const row = (book: Book, selected: boolean) =>
+    h(
       'tr',
-      {},
-      h('td', { class: 'col-title' }, book.title),
+      { 'data-id': String(book.id), class: selected ? 'selected' : undefined },
+      h(
+        'td',
+        { class: 'col-select' },
+        h('input', { type: 'checkbox', 'data-action': 'select', 'aria-label': `Select ${book.title}`, checked: selected }),
+      ),
+      h('td', { class: 'col-title' }, h('button', { type: 'button', class: 'title', 'data-action': 'open' }, book.title)),
       h('td', { class: 'col-author' }, book.author),
       h('td', { class: 'col-year' }, book.year),
-      h('td', { class: 'col-actions' }, h('div', { class: 'row-actions' }, edit, remove)),
     )
+
+  body.addEventListener('click', (event) => {
+    const control = (event.target as Element).closest<HTMLElement>('[data-action]')
+    const book = shown.get(Number(control?.closest('tr')?.dataset.id))
+    if (!control || !book) return
+    if (control instanceof HTMLInputElement) events.select(book, control.checked, event.shiftKey)
+    else events.open(book)
+  })
+
+  body.addEventListener('keydown', (event) => {
+    if ((event.key !== 'ArrowDown' && event.key !== 'ArrowUp') || event.altKey || event.ctrlKey || event.metaKey) return
+    const control = (event.target as Element).closest('[data-action]')
+    const row = control?.closest('tr')
+    if (!control || !row) return
+    // Up and Down would scroll the page: here they move to the same control a row away.
+    event.preventDefault()
+    const index = [...row.querySelectorAll('[data-action]')].indexOf(control)
+    const other = event.key === 'ArrowDown' ? row.nextElementSibling : row.previousElementSibling
+    other?.querySelectorAll<HTMLElement>('[data-action]')[index]?.focus()
+  })
+
+  function showSelection(isSelected: (id: number) => boolean) {
+    let count = 0
+    for (const tr of body.rows) {
+      const selected = isSelected(Number(tr.dataset.id))
+      if (selected) count += 1
+      tr.classList.toggle('selected', selected)
+      tr.querySelector<HTMLInputElement>('input[data-action="select"]')!.checked = selected
+    }
+    selectShown.checked = count > 0 && count === shown.size
+    selectShown.indeterminate = count > 0 && count < shown.size
+    selectShown.disabled = shown.size === 0
   }
 
   return {
     element,
-    show(books, sort) {
+    show(books, sort, isSelected) {
       for (const { field, cell, indicator } of headerCells) {
         const active = sort?.field === field
-        if (active) cell.setAttribute('aria-sort', sort.descending ? 'descending' : 'ascending')
-        else cell.removeAttribute('aria-sort')
-        indicator.textContent = active ? (sort.descending ? ' ▼' : ' ▲') : ''
+        // Every column that sorts says so; the one that does says which way.
+        cell.setAttribute('aria-sort', active ? (sort.descending ? 'descending' : 'ascending') : 'none')
+        indicator.textContent = active ? (sort.descending ? '▼' : '▲') : '↕'
+        cell.classList.toggle('sorted', active)
       }
-      body.replaceChildren(...books.map(row))
+      shown = new Map(books.map((book) => [book.id, book]))
+      body.replaceChildren(...books.map((book) => row(book, isSelected(book.id))))
+      showSelection(isSelected)
     },
+    showSelection,
     focusRow(id) {
-      const button = body.querySelector<HTMLButtonElement>(`button[data-id="${id}"]`)
+      const button = body.querySelector<HTMLButtonElement>(`tr[data-id="${id}"] button.title`)
       button?.focus()
       return button !== null
     },

@@ -1,158 +1,302 @@
 import type { Api, Book } from './api.ts'
+import { FIRST_VIEW, readAddress, writeAddress, type ViewState } from './address.ts'
 import { openBookDialog } from './book-dialog.ts'
-import { yearProblem } from './book-rules.ts'
 import { createBookTable } from './book-table.ts'
-import { bookTransfer } from './book-transfer.ts'
+import { booksCsv } from './books-csv.ts'
 import { confirmDelete } from './confirm-dialog.ts'
-import { h, uniqueId } from './dom.ts'
-import { EVERY_BOOK, firstPageUrl, isFiltered, type FindQuery, type SortField } from './find-query.ts'
+import { deleteBooks } from './delete-books.ts'
+import { h } from './dom.ts'
+import { describeOrder, exportUrl, isFiltered, sameQuery, type SortField } from './find-query.ts'
+import { createFinder } from './finder.ts'
+import { openImportDialog } from './import-dialog.ts'
 import { createMessages, describeError } from './messages.ts'
+import { countOf, formatNumber } from './numbers.ts'
+import { createPager } from './pager.ts'
+import { createResults, type Results } from './results.ts'
+import { saveFile } from './save-file.ts'
+import { createSelectionBar } from './selection-bar.ts'
+import { createSelection } from './selection.ts'
+import { listenForShortcuts, openShortcutsDialog } from './shortcuts.ts'
 
-/** Long enough to wait for the next keystroke, short enough to feel immediate. */
-const SEARCH_DELAY_MS = 250
+/** How often a long deletion says how far it got: often enough to follow, rarely enough for a screen reader. */
+const PROGRESS_INTERVAL_MS = 1000
 
-function filterField(label: string, attributes: Record<string, string>) {
-  const id = uniqueId('filter')
-  const input = h('input', { id, autocomplete: 'off', ...attributes })
-  const error = h('p', { id: `${id}-error`, class: 'field-error', role: 'alert' })
-  input.setAttribute('aria-describedby', error.id)
-  return { input, error, wrapper: h('div', { class: 'field' }, h('label', { for: id }, label), input, error) }
-}
-
-function plural(count: number, word: string): string {
-  return `${count} ${word}${count === 1 ? '' : 's'}`
-}
-
-/** The signed-in page: find, browse, add, edit, delete, import and export books. */
-export function catalogueView(api: Api): HTMLElement {
+/**
+ * The signed-in page: find, browse page by page, select, add, edit, delete, import and export
+ * books. What it shows lives in the address; `signal` ends its listeners when the person signs out.
+ */
+export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
   const messages = createMessages()
-  // The service takes at most 200 characters of each (CONTRACT section 9).
-  const search = filterField('Search', {
-    type: 'search',
-    spellcheck: 'false',
-    maxlength: '200',
-    placeholder: 'Words from a title or an author',
-  })
-  const author = filterField('Filter by author', { type: 'text', maxlength: '200' })
-  const yearFrom = filterField('From year', { inputmode: 'numeric', class: 'year' })
-  const yearTo = filterField('To year', { inputmode: 'numeric', class: 'year' })
-  const finder = h(
-    'form',
-    { role: 'search', class: 'finder', novalidate: true },
-    search.wrapper,
-    h('div', { class: 'filters' }, author.wrapper, yearFrom.wrapper, yearTo.wrapper),
+  const finder = createFinder(filtersChanged)
+  const addButton = h('button', { type: 'button', class: 'primary' }, 'Add book')
+  const importButton = h('button', { type: 'button' }, 'Import books')
+  const exportButton = h('button', { type: 'button' }, 'Export CSV')
+  const selection = createSelection(selectionChanged)
+  const selectionBar = createSelectionBar({ selectAll, exportSelected, deleteSelected, clear: () => selection.clear() })
+  // Always in reach, however far down the table the person is: the toolbar stays at the top of the window.
+  const toolbar = h(
+    'div',
+    { class: 'toolbar' },
+    finder.element,
+    h('div', { class: 'actions' }, addButton, importButton, exportButton),
+    messages.element,
+    selectionBar.element,
   )
   const count = h('p', { role: 'status', class: 'count' })
-  const addButton = h('button', { type: 'button', class: 'primary' }, 'Add book')
+  const table = createBookTable({ sort: sortBy, open: edit, select, selectShown })
   // A live region, so that "no match" is heard as well as seen.
   const empty = h('p', { class: 'empty', role: 'status' })
-  const loadMore = h('button', { type: 'button', class: 'load-more', hidden: true }, 'Load more')
-  const table = createBookTable({ sort: sortBy, edit, remove })
+  const pager = createPager({
+    go(page) {
+      // Read before the rows change, while the layout is clean: reading it after would lay the new rows out in this task.
+      const scrolledPast = table.element.getBoundingClientRect().top < toolbar.getBoundingClientRect().bottom
+      void go({ ...state, page }, 'push').then(() => {
+        // The new page from its first row, where the person looks after paging from the pager below the table.
+        if (scrolledPast) requestAnimationFrame(() => table.element.scrollIntoView({ block: 'start' }))
+      })
+    },
+    resize(size) {
+      // The first book of the page shown stays on the page shown.
+      const first = (state.page - 1) * state.size
+      void go({ ...state, size, page: Math.floor(first / size) + 1 }, 'push')
+    },
+  })
   const view = h(
     'section',
     { class: 'catalogue', 'aria-label': 'Catalogue' },
-    finder,
-    messages.element,
-    h('div', { class: 'summary' }, count, addButton),
+    toolbar,
+    count,
     h('div', { class: 'table-wrap' }, table.element),
     empty,
-    loadMore,
-    bookTransfer(api, messages, { query: () => query, imported: () => load() }),
+    pager.element,
   )
 
-  let query: FindQuery = { ...EVERY_BOOK }
-  let books: Book[] = []
-  let next: string | undefined
-  let total: number | undefined
-  let loading: AbortController | undefined
-  /** The address of the next page while it is being loaded. */
-  let loadingMore: string | undefined
-  let timer: ReturnType<typeof setTimeout> | undefined
+  let state: ViewState = FIRST_VIEW
+  /** The books of `state.query`; undefined while a filter is wrong, so that no stale row stays. */
+  let results: Results | undefined
+  /** True while each key typed into the filters replaces the address: one history entry per search. */
+  let typing = false
+  /** What the address asked for that cannot be shown, said once the books are there. */
+  let addressNotes: string[] = []
+  /** The page the address asked for, to say so when it is past the end. */
+  let addressPage: number | undefined
+  /** The row a Shift-click selects from. */
+  let anchor: number | undefined
+
+  const pageCount = (): number => Math.max(1, Math.ceil((results?.total() ?? 0) / state.size))
+  const pageBooks = (): readonly Book[] => results?.books().slice((state.page - 1) * state.size, state.page * state.size) ?? []
 
   function render() {
-    table.show(books, query.sort)
+    const books = pageBooks()
+    table.show(books, state.query.sort, selection.has)
     table.element.hidden = books.length === 0
-    if (books.length > 0 || loading !== undefined) empty.textContent = ''
-    else
-      empty.textContent = isFiltered(query) ? 'No books match this search.' : 'The catalogue is empty. Add the first book with “Add book”.'
-    loadMore.hidden = next === undefined
-    if (books.length === 0) {
-      // The message in place of the table says it already.
-      count.textContent = ''
-    } else if (total !== undefined) {
-      const what = isFiltered(query) ? `${plural(total, 'book')} match` : `${plural(total, 'book')} in the catalogue`
-      count.textContent = books.length < total ? `${what}; showing ${books.length}` : what
-    } else {
-      count.textContent = `Showing ${plural(books.length, 'book')}${next === undefined ? '' : '; more to load'}`
-    }
+    pager.element.hidden = books.length === 0
+    pager.show(state.page, pageCount(), state.size)
+    if (results === undefined) empty.textContent = 'No books are shown until the filters are corrected.'
+    else if (books.length > 0) empty.textContent = ''
+    else if (isFiltered(state.query)) empty.textContent = 'No books match this search.'
+    else empty.textContent = 'The catalogue is empty. Add the first book with “Add book”.'
+    // With no book, the message in place of the table says it already.
+    count.textContent = books.length === 0 ? '' : describeShown(books.length, results?.total() ?? 0)
+    showSelectionBar()
+  }
+
+  function describeShown(shown: number, total: number): string {
+    const what = isFiltered(state.query)
+      ? `${countOf(total, 'book')} ${total === 1 ? 'matches' : 'match'}`
+      : `${countOf(total, 'book')} in the catalogue`
+    const first = (state.page - 1) * state.size + 1
+    const range = shown < total ? `, showing ${formatNumber(first)}–${formatNumber(first + shown - 1)}` : ''
+    return `${what}${range}, ${describeOrder(state.query)}.`
   }
 
   /**
-   * Loads the first page, or with `more` the next one. A newer search cancels an older load;
-   * asking again for the page already on its way (a click while scrolling loads it) does nothing.
+   * Shows the page `state` asks for, reading what it needs first. A newer state or query makes
+   * an older reading moot; a page past the end shows the last one.
    */
-  async function load(more = false) {
-    const url = more ? next : firstPageUrl(query)
-    if (url === undefined || (more && url === loadingMore)) return
-    loading?.abort()
-    const controller = new AbortController()
-    loading = controller
-    loadingMore = more ? url : undefined
+  async function show(): Promise<void> {
+    const asked = state
+    const current = results
+    if (current === undefined) return render()
     table.element.setAttribute('aria-busy', 'true')
     try {
-      const page = await api.findBooks(url, controller.signal)
-      const firstNew = page.books[0]
-      const buttonHadFocus = document.activeElement === loadMore
-      books = more ? [...books, ...page.books] : page.books
-      next = page.next
-      total = page.total
-      messages.clear()
-      loading = loadingMore = undefined
-      render()
-      // The button disappears after the last page: its focus goes to the first book it brought.
-      if (buttonHadFocus && next === undefined && firstNew) table.focusRow(firstNew.id)
+      await current.ensure(asked.page * asked.size)
     } catch (err) {
-      if (controller.signal.aborted) return
-      loading = loadingMore = undefined
+      if (current !== results || asked !== state) return
+      table.element.removeAttribute('aria-busy')
+      messages.error(describeError(err), () => void show())
+      return
+    }
+    if (current !== results || asked !== state) return
+    table.element.removeAttribute('aria-busy')
+    const pages = pageCount()
+    if (state.page > pages) {
+      if (addressPage !== undefined)
+        addressNotes.push(
+          `page=${addressPage}: there ${pages === 1 ? 'is 1 page' : `are ${formatNumber(pages)} pages`}, so the last is shown`,
+        )
+      state = { ...state, page: pages }
+      history.replaceState(null, '', address(state))
+    }
+    addressPage = undefined
+    messages.clear()
+    render()
+    if (addressNotes.length > 0) messages.notice(`Parts of the address were left out: ${addressNotes.join('; ')}.`)
+    addressNotes = []
+  }
+
+  const address = (shown: ViewState) => `${location.pathname}${writeAddress(shown)}`
+
+  /** Moves to `next`, recording it in the address as a new history entry, in place of the current one, or not at all. */
+  function go(next: ViewState, record: 'push' | 'replace' | 'none'): Promise<void> {
+    const newQuery = results === undefined || !sameQuery(next.query, state.query)
+    state = next
+    typing = false
+    const target = address(state)
+    if (record !== 'none' && target !== `${location.pathname}${location.search}`) {
+      if (record === 'push') history.pushState(null, '', target)
+      else history.replaceState(null, '', target)
+    }
+    if (newQuery) {
+      results?.close()
+      results = createResults(api.findBooks, state.query, state.page * state.size)
+    }
+    return show()
+  }
+
+  /** Shows what the address asks for: at the start, and after the back and forward buttons. */
+  function openAddress(): Promise<void> {
+    const { state: asked, ignored } = readAddress(location.search)
+    finder.fill(asked.query)
+    addressNotes = ignored
+    addressPage = asked.page
+    // An address edited by hand becomes the one of what is shown.
+    return go(asked, ignored.length > 0 ? 'replace' : 'none')
+  }
+
+  /** Asks the query again, for the same page: after an import or a deletion of many. */
+  function reload(): Promise<void> {
+    results?.close()
+    results = createResults(api.findBooks, state.query, state.page * state.size)
+    return show()
+  }
+
+  function filtersChanged() {
+    const filters = finder.read()
+    if (filters === undefined) {
+      // A wrong filter finds nothing: the books found before go, rather than seem to match it.
+      results?.close()
+      results = undefined
+      messages.clear()
       render()
-      messages.error(describeError(err), () => void load(more))
-    } finally {
-      if (loading === undefined) table.element.removeAttribute('aria-busy')
+      return
     }
-  }
-
-  function readFilters(): boolean {
-    const problems = [yearFrom, yearTo].map(({ input, error }) => {
-      const problem = input.value.trim() === '' ? undefined : yearProblem(input.value)
-      error.textContent = problem?.replace('Year', 'The year') ?? ''
-      input.toggleAttribute('aria-invalid', problem !== undefined)
-      return problem
-    })
-    if (problems.some((problem) => problem !== undefined)) return false
-    if (
-      yearFrom.input.value.trim() !== '' &&
-      yearTo.input.value.trim() !== '' &&
-      Number(yearFrom.input.value) > Number(yearTo.input.value)
-    ) {
-      yearTo.error.textContent = 'The “To year” must not be before the “From year”.'
-      yearTo.input.setAttribute('aria-invalid', 'true')
-      return false
-    }
-    query = { ...query, q: search.input.value, author: author.input.value, yearFrom: yearFrom.input.value, yearTo: yearTo.input.value }
-    return true
-  }
-
-  function findSoon() {
-    clearTimeout(timer)
-    timer = setTimeout(() => {
-      if (readFilters()) void load()
-    }, SEARCH_DELAY_MS)
+    const query = { ...filters, sort: state.query.sort }
+    if (results !== undefined && sameQuery(query, state.query)) return
+    void go({ ...state, query, page: 1 }, typing ? 'replace' : 'push')
+    typing = true
   }
 
   function sortBy(field: SortField) {
-    const descending = query.sort?.field === field && !query.sort.descending
-    query = { ...query, sort: { field, descending } }
-    void load()
+    const descending = state.query.sort?.field === field && !state.query.sort.descending
+    void go({ ...state, query: { ...state.query, sort: { field, descending } }, page: 1 }, 'push')
+  }
+
+  function selectionChanged() {
+    const hadFocus = selectionBar.element.contains(document.activeElement)
+    table.showSelection(selection.has)
+    showSelectionBar()
+    // Clearing hides the bar: its button's focus goes to the table, not to the start of the page.
+    if (hadFocus && selectionBar.element.hidden) focusTable()
+  }
+
+  function showSelectionBar() {
+    const total = results?.total() ?? 0
+    const everySelected = results !== undefined && results.complete() && results.books().every((book) => selection.has(book.id))
+    selectionBar.show(selection.size(), total > 0 && !everySelected ? total : undefined, isFiltered(state.query))
+  }
+
+  function focusTable() {
+    const first = pageBooks()[0]
+    if (!first || !table.focusRow(first.id)) addButton.focus()
+  }
+
+  function select(book: Book, selected: boolean, range: boolean) {
+    const books = results?.books() ?? []
+    const to = books.findIndex((held) => held.id === book.id)
+    const from = range && anchor !== undefined ? books.findIndex((held) => held.id === anchor) : -1
+    selection.set(from >= 0 && to >= 0 ? books.slice(Math.min(from, to), Math.max(from, to) + 1) : [book], selected)
+    anchor = book.id
+  }
+
+  function selectShown(selected: boolean) {
+    selection.set(pageBooks(), selected)
+  }
+
+  async function selectAll() {
+    const current = results
+    if (current === undefined) return
+    selectionBar.busy('Selecting every matching book…')
+    try {
+      await current.ensure(Infinity)
+    } catch (err) {
+      if (current === results) messages.error(describeError(err), () => void selectAll())
+      return
+    } finally {
+      selectionBar.busy(undefined)
+    }
+    if (current === results) selection.set(current.books(), true)
+  }
+
+  function exportSelected() {
+    saveFile(new Blob([booksCsv(selection.books())], { type: 'text/csv;charset=utf-8' }), 'selected-books.csv')
+  }
+
+  async function exportAll() {
+    messages.clear()
+    exportButton.disabled = true
+    try {
+      saveFile(await api.exportBooks(exportUrl(state.query)), 'books.csv')
+    } catch (err) {
+      messages.error(describeError(err))
+    } finally {
+      exportButton.disabled = false
+    }
+  }
+
+  async function deleteSelected() {
+    const books = selection.books()
+    if (await confirmDelete(view, books)) await deleteNow(books)
+  }
+
+  /** Deletes books the person confirmed; what could not be deleted stays selected, to try again. */
+  async function deleteNow(books: readonly Book[]) {
+    messages.clear()
+    let said = 0
+    selectionBar.busy(`Deleting ${countOf(books.length, 'book')}…`)
+    const { deleted, failure } = await deleteBooks(api.deleteBook, books, (done) => {
+      if (performance.now() - said < PROGRESS_INTERVAL_MS) return
+      said = performance.now()
+      selectionBar.busy(`Deleted ${formatNumber(done)} of ${countOf(books.length, 'book')}…`)
+    })
+    selectionBar.busy(undefined)
+    selection.forget(new Set(deleted.map((book) => book.id)))
+    await reload()
+    reportDeleted(deleted)
+    if (failure !== undefined) {
+      const left = books.filter((book) => selection.has(book.id))
+      messages.error(
+        `${describeError(failure)} ${countOf(left.length, 'book')} not deleted ${left.length === 1 ? 'stays' : 'stay'} selected.`,
+        () => void deleteNow(left),
+      )
+    }
+    if (!view.contains(document.activeElement) || selectionBar.element.hidden) focusTable()
+  }
+
+  /** Says what was deleted: the one place that hears of every deletion, single or many. */
+  function reportDeleted(deleted: readonly Book[]) {
+    if (deleted.length === 0) return
+    messages.notice(deleted.length === 1 ? `Deleted “${deleted[0]!.title}”.` : `Deleted ${countOf(deleted.length, 'book')}.`)
   }
 
   async function edit(book: Book) {
@@ -166,75 +310,93 @@ export function catalogueView(api: Api): HTMLElement {
           messages.notice(`Saved “${saved.title}”.`)
         },
         changed: replace,
-        gone: forget,
+        gone: (id) => void forget(id),
+        remove: (confirmed) => void remove(confirmed),
       })
     } catch (err) {
+      if ((err as { status?: number }).status === 404) await forget(book.id)
       messages.error(describeError(err))
-      if ((err as { status?: number }).status === 404) forget(book.id)
     }
   }
 
+  /** Deletes one book the person confirmed in its dialog; the focus goes to the row that takes its place. */
   async function remove(book: Book) {
-    if (!(await confirmDelete(view, book))) return
     messages.clear()
-    try {
-      await api.deleteBook(book.id)
-      const index = books.findIndex((shown) => shown.id === book.id)
-      forget(book.id)
-      messages.notice(`Deleted “${book.title}”.`)
-      const neighbour = books[index] ?? books[index - 1]
-      if (!neighbour || !table.focusRow(neighbour.id)) addButton.focus()
-    } catch (err) {
-      if ((err as { status?: number }).status === 404) forget(book.id)
-      messages.error(describeError(err), () => void remove(book))
+    const index = pageBooks().findIndex((shown) => shown.id === book.id)
+    const { deleted, failure } = await deleteBooks(api.deleteBook, [book], () => {})
+    if (failure !== undefined) {
+      messages.error(describeError(failure), () => void remove(book))
+      return
     }
+    await forget(book.id)
+    reportDeleted(deleted)
+    const neighbour = pageBooks()[index] ?? pageBooks()[index - 1]
+    if (!neighbour || !table.focusRow(neighbour.id)) addButton.focus()
   }
 
   function replace(book: Book) {
-    books = books.map((shown) => (shown.id === book.id ? book : shown))
+    results?.replace(book)
+    selection.replace(book)
     render()
   }
 
-  function forget(id: number) {
-    const before = books.length
-    books = books.filter((shown) => shown.id !== id)
-    if (total !== undefined && books.length < before) total -= 1
-    render()
+  /** A book that is gone: the page fills up from the next one, and a page left empty gives way to the one before. */
+  function forget(id: number): Promise<void> {
+    const ids = new Set([id])
+    results?.forget(ids)
+    selection.forget(ids)
+    return show()
   }
 
   addButton.addEventListener('click', () => {
     messages.clear()
     openBookDialog(view, api, undefined, {
       saved: (created) => {
-        // Shown first, where the person looks, whatever the order; a new search puts it in its place.
-        books = [created, ...books]
-        if (total !== undefined) total += 1
+        // Shown first on the page, where the person looks, whatever the order; a new search puts it in its place.
+        results?.insert(created, (state.page - 1) * state.size)
         render()
         messages.notice(`Added “${created.title}”.`)
       },
       changed: replace,
-      gone: forget,
+      gone: (id) => void forget(id),
+      remove: (confirmed) => void remove(confirmed),
     })
   })
-  loadMore.addEventListener('click', () => void load(true))
-  // More books load as the person scrolls near the end of the table; the button stays for the keyboard.
-  new IntersectionObserver(
-    (entries) => {
-      if (entries.some((entry) => entry.isIntersecting)) void load(true)
+  importButton.addEventListener('click', () =>
+    openImportDialog(view, api, async (text) => {
+      await reload()
+      messages.notice(text)
+    }),
+  )
+  exportButton.addEventListener('click', () => void exportAll())
+
+  listenForShortcuts(
+    {
+      search: () => finder.search.focus(),
+      add: () => addButton.click(),
+      help: () => openShortcutsDialog(view),
     },
-    { rootMargin: '0px 0px 300px 0px' },
-  ).observe(loadMore)
-  finder.addEventListener('input', findSoon)
-  finder.addEventListener('submit', (event) => {
-    event.preventDefault()
-    clearTimeout(timer)
-    if (readFilters()) void load()
-  })
+    signal,
+  )
+  window.addEventListener('popstate', () => void openAddress(), { signal })
   // Back online: what failed for want of a network is tried again.
-  window.addEventListener('online', () => {
-    if (view.isConnected && messages.element.querySelector('[role="alert"] button')) void load()
+  window.addEventListener(
+    'online',
+    () => {
+      messages.element.querySelector<HTMLButtonElement>('[role="alert"] button')?.click()
+    },
+    { signal },
+  )
+  // The toolbar's height keeps what gets the focus from hiding under it (`scroll-padding-top`).
+  const toolbarSize = new ResizeObserver(() =>
+    document.documentElement.style.setProperty('--toolbar-height', `${toolbar.getBoundingClientRect().height}px`),
+  )
+  toolbarSize.observe(toolbar)
+  signal.addEventListener('abort', () => {
+    toolbarSize.disconnect()
+    results?.close()
   })
 
-  void load()
+  void openAddress()
   return view
 }

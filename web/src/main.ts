@@ -3,10 +3,13 @@ import { createApi } from './api.ts'
 import { catalogueView } from './catalogue-view.ts'
 import { h } from './dom.ts'
 import { createSession } from './session.ts'
+import { openShortcutsDialog } from './shortcuts.ts'
 import { signInView, type Reason } from './sign-in-view.ts'
 
 const main = document.getElementById('main')!
 const account = document.getElementById('account')!
+/** Ends the listeners of the view shown, when another replaces it. */
+let shown: AbortController | undefined
 
 const session = createSession(() =>
   showSignIn({ text: 'Your session expired: sessions last 15 minutes. Sign in again to continue.', isError: true }),
@@ -23,9 +26,15 @@ const api = createApi({
   },
 })
 
+function replaceView(view: (signal: AbortSignal) => HTMLElement): void {
+  shown?.abort()
+  shown = new AbortController()
+  main.replaceChildren(view(shown.signal))
+}
+
 function showSignIn(reason?: Reason): void {
   account.replaceChildren()
-  main.replaceChildren(signInView(api, signedIn, reason))
+  replaceView(() => signInView(api, signedIn, reason))
 }
 
 function signedIn(token: string): void {
@@ -34,13 +43,17 @@ function signedIn(token: string): void {
 }
 
 function showCatalogue(): void {
+  const shortcuts = h('button', { type: 'button', class: 'shortcuts-button' }, 'Keyboard shortcuts')
+  shortcuts.addEventListener('click', () => openShortcutsDialog(main))
   const signOut = h('button', { type: 'button' }, 'Sign out')
   signOut.addEventListener('click', () => {
     session.end()
+    // The next person to sign in on this tab starts from the whole catalogue, not from this one's search.
+    history.replaceState(null, '', location.pathname)
     showSignIn({ text: 'You have signed out.', isError: false })
   })
-  account.replaceChildren(signOut)
-  main.replaceChildren(catalogueView(api))
+  account.replaceChildren(shortcuts, signOut)
+  replaceView((signal) => catalogueView(api, signal))
 }
 
 if (session.token() === undefined) showSignIn()

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { importType, nextLink } from '../src/api.ts'
 import { checkBook } from '../src/book-rules.ts'
-import { EVERY_BOOK, exportUrl, firstPageUrl, isFiltered } from '../src/find-query.ts'
+import { describeOrder, EVERY_BOOK, exportUrl, firstPageUrl, isFiltered, parseSort, sameQuery } from '../src/find-query.ts'
 
 const DUNE = { title: 'Dune', author: 'Frank Herbert', year: '1965' }
 
@@ -38,15 +38,17 @@ describe('the book rules the page checks before sending (CONTRACT section 4)', (
 
 describe('the query of "Finding books" (CONTRACT section 9)', () => {
   it('asks for a counted first page of every book by default', () => {
-    assert.equal(firstPageUrl(EVERY_BOOK), '/books?limit=50&count=true')
+    assert.equal(firstPageUrl(EVERY_BOOK, 50), '/books?limit=50&count=true')
     assert.equal(isFiltered(EVERY_BOOK), false)
   })
 
   it('sends words, filters and the sort, leaving blank ones out', () => {
     const query = { q: 'harr pott', author: ' ', yearFrom: '1990 ', yearTo: '', sort: { field: 'title' as const, descending: true } }
-    const params = new URL(firstPageUrl(query), 'http://x').searchParams
-    assert.deepEqual(Object.fromEntries(params), { q: 'harr pott', year_from: '1990', sort: '-title', limit: '50', count: 'true' })
+    const params = new URL(firstPageUrl(query, 1000), 'http://x').searchParams
+    assert.deepEqual(Object.fromEntries(params), { q: 'harr pott', year_from: '1990', sort: '-title', limit: '1000', count: 'true' })
     assert.equal(isFiltered(query), true)
+    assert.equal(sameQuery(query, { ...query, author: '', yearFrom: '1990' }), true)
+    assert.equal(sameQuery(query, { ...query, sort: undefined }), false)
   })
 
   it('exports with the same words, filters and sort, without paging', () => {
@@ -61,6 +63,21 @@ describe('the query of "Finding books" (CONTRACT section 9)', () => {
       format: 'csv',
     })
     assert.equal(exportUrl(EVERY_BOOK), '/books/export?format=csv')
+  })
+
+  it('reads the sorts of one column the table offers, and no other', () => {
+    assert.deepEqual(parseSort('title'), { field: 'title', descending: false })
+    assert.deepEqual(parseSort('-year'), { field: 'year', descending: true })
+    for (const text of ['id', '-id', 'title,year', '--title', 'Title', ' title', '']) assert.equal(parseSort(text), undefined, text)
+  })
+
+  it('says the order in words', () => {
+    assert.equal(describeOrder(EVERY_BOOK), 'in the order they were added')
+    assert.equal(describeOrder({ ...EVERY_BOOK, q: 'dune' }), 'best matches first')
+    assert.equal(describeOrder({ ...EVERY_BOOK, sort: { field: 'title', descending: false } }), 'by title, A to Z')
+    assert.equal(describeOrder({ ...EVERY_BOOK, sort: { field: 'author', descending: true } }), 'by author, Z to A')
+    assert.equal(describeOrder({ ...EVERY_BOOK, sort: { field: 'year', descending: false } }), 'by year, oldest first')
+    assert.equal(describeOrder({ ...EVERY_BOOK, sort: { field: 'year', descending: true } }), 'by year, newest first')
   })
 
   it('sends an import as CSV unless the file is named .ndjson or .json', () => {
