@@ -1,4 +1,4 @@
-import type { FindDialect } from '../sql/find.ts'
+import { WALKED, type FindDialect } from '../sql/find.ts'
 
 /** LIKE's wildcards and its escape character as plain characters. */
 function likeLiteral(text: string): string {
@@ -33,5 +33,8 @@ export const postgresFind: FindDialect = {
   position: (haystack, needle) => `strpos(${haystack}, ${needle})`,
   least: (a, b) => `least(${a}, ${b})`,
   // The planner weighs both plans with its statistics.
+  // OFFSET 0 is PostgreSQL's way to keep a subquery from being pulled up into the query around it.
+  fence: 'OFFSET 0',
+  walked: `${WALKED}, words`,
   yearBesideOrder: 'year',
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import type { FindQuery, FoundBook } from '../../books/find-query.ts'
-import { countStatement, findStatement, foundBooks, type FoundRow } from '../sql/find.ts'
+import { countStatement, findStatement, foundBooks, needsProbe, probeStatement, type FindPlan, type FoundRow } from '../sql/find.ts'
 import type { BookPages, BookReader, JsonPage, ReadOptions } from '../store.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { connectWithin, runWithin } from './connections.ts'
@@ -65,9 +65,18 @@ export class PostgresReader implements BookReader {
     }
   }
 
+  /** How to read the books of `query` (see FindPlan). */
+  async #plan(query: FindQuery, run: (config: pg.QueryConfig) => Promise<pg.QueryResultRow[]>): Promise<FindPlan> {
+    if (!needsProbe(query)) return 'index'
+    const [{ found }] = (await run(probeStatement(query, postgresFind))) as [{ found: number | string }]
+    return Number(found) >= query.limit ? 'walk' : 'matches'
+  }
+
   async #onePage(query: FindQuery): Promise<{ found: FoundBook[]; total: number | undefined }> {
+    const page = async () =>
+      this.#run(arrays(findStatement(query, postgresFind, { plan: await this.#plan(query, (config) => this.#run(config)) })))
     const [rows, counted] = await Promise.all([
-      this.#run(arrays(findStatement(query, postgresFind))),
+      page(),
       query.count === true ? this.#run(countStatement(query.filter, postgresFind)) : undefined,
     ])
     return { found: foundBooks(rows as unknown as FoundRow[]), total: counted === undefined ? undefined : Number(counted[0]!.total) }
@@ -99,7 +108,8 @@ export class PostgresReader implements BookReader {
     try {
       await step({ text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' })
       const total = query.count === true ? Number((await step(countStatement(query.filter, postgresFind))).rows[0]!.total) : undefined
-      const { text, values } = findStatement(query, postgresFind, true)
+      const plan = await this.#plan(query, async (config) => (await step(config)).rows)
+      const { text, values } = findStatement(query, postgresFind, { whole: true, plan })
       await step({ text: `DECLARE books_read NO SCROLL CURSOR FOR ${text}`, values })
       return readPages(total, await fetch(), fetch, end)
     } catch (err) {

@@ -11,6 +11,8 @@ export interface BookSource {
   wordsMatch(words: string[], add: (value: unknown) => string): string
   /** The condition "`needle` is contained in `column`", with values added through `add`. */
   contains(column: 'title_folded' | 'author_folded', needle: string, add: (value: unknown) => string): string
+  /** How many of this part's books hold every word, counted faster than from the books themselves. */
+  countWords?(words: string[], add: (value: unknown) => string): string
 }
 
 /** What differs between the engines when books are found; the rest of the SQL is shared. */
@@ -34,6 +36,38 @@ export interface FindDialect {
    * statement from outside: it fails the statement once the find has run out of time.
    */
   guard?: string
+  /**
+   * What keeps a subquery from being merged into the query around it, so that what it computes
+   * for each book (the relevance) is computed once, not again in every condition on it.
+   */
+  fence: string
+  /** What a walk or a matches-first read reads of each book: the four members, and what the filter and order look at. */
+  walked: string
+  /** Where a matches-first read of the first source reads from, when the planner would choose worse. */
+  matchesFrom?(filter: BookFilter): string
+  /**
+   * How a walk checks each book it reads, where a source's own conditions would first gather every
+   * match through an index (all of them, for a common word), which is what a walk avoids.
+   */
+  checked?: Pick<BookSource, 'wordsMatch' | 'contains'>
+}
+
+/**
+ * How a find reads its books. `index`: as the engine's planner chooses. `walk`: along the index of
+ * its order, checking each book, which stops after a page when matches are dense. `matches`: every
+ * match first, through the filter's own indexes or a scan, then sorted, which is quick when matches
+ * are few. A query sorted by a key its filter cannot narrow is probed first (probeStatement) to
+ * choose between the last two: the planner cannot tell how many books hold a word or some text.
+ */
+export type FindPlan = 'index' | 'walk' | 'matches'
+
+/** Books a walk reads before it gives up on finding a page: matches rarer than a page in these are few. */
+export const WALK_LENGTH = 20_000
+
+/** Whether a query's plan depends on how dense its matches are: a sort its filter's indexes cannot give. */
+export function needsProbe(query: FindQuery): boolean {
+  const { filter, order } = query
+  return !order.relevance && (filter.words !== undefined || filter.titleContains !== undefined || filter.authorContains !== undefined)
 }
 
 /** A statement and its values. */
@@ -62,6 +96,11 @@ function collect(dialect: FindDialect) {
   }
 }
 
+/** What picks a source's books, the guard first. */
+function sourceConditions(dialect: FindDialect, source: BookSource): string[] {
+  return [dialect.guard, source.where].filter((condition) => condition !== undefined)
+}
+
 function conditions(
   filter: BookFilter,
   dialect: FindDialect,
@@ -69,7 +108,12 @@ function conditions(
   add: (value: unknown) => string,
   year = 'year',
 ): string[] {
-  const where = [dialect.guard, source.where].filter((condition) => condition !== undefined)
+  return [...sourceConditions(dialect, source), ...filterConditions(filter, source, add, year)]
+}
+
+/** The filter's conditions, without the source's own. */
+function filterConditions(filter: BookFilter, source: BookSource, add: (value: unknown) => string, year = 'year'): string[] {
+  const where: string[] = []
   if (filter.words !== undefined && filter.words.length > 0) where.push(source.wordsMatch(filter.words, add))
   for (const [column, needle] of [
     ['title_folded', filter.titleContains],
@@ -130,42 +174,94 @@ function keyset(keys: Key[], position: Position, add: (value: unknown) => string
 
 const whereClause = (where: string[]) => (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '')
 
-/**
- * The page of books that `query` asks for, each with the values of its position; with `whole`,
- * every book after its position, however many. With several sources, each SELECT gives its
- * books in the page's order, and SQLite merges them as they come.
- */
-export function findStatement(query: FindQuery, dialect: FindDialect, whole = false): Statement {
-  const { values, add } = collect(dialect)
-  const { order, filter } = query
-  // One year holds few books: those are found fastest from the year index, and sorted.
-  const besideOrder = !order.relevance && order.keys[0]!.field !== 'year' && filter.yearFrom !== filter.yearTo
-  const keys: Key[] = query.order.relevance
+/** The keys of a query's order, ties going by id. */
+function keysOf(query: FindQuery, dialect: FindDialect, add: (value: unknown) => string): Key[] {
+  return query.order.relevance
     ? [
         { expression: relevance(query.filter.words ?? [], dialect, add), descending: true },
         { expression: 'id', descending: false },
       ]
     : totalOrder(query.order.keys).map((key) => ({ expression: COLUMN[key.field], descending: key.descending }))
-  const after = query.after === undefined ? [] : [keyset(keys, query.after, add)]
-  const selects = dialect.sources.map((source) => {
-    const where = [...conditions(filter, dialect, source, add, besideOrder ? dialect.yearBesideOrder : 'year'), ...after]
-    return `SELECT id, title, author, year, ${keys.map((key, i) => `${key.expression} AS k${i}`).join(', ')}
-    FROM books${whereClause(where)}`
+}
+
+const orderBy = (keys: Key[], name: (key: Key, i: number) => string) =>
+  keys.map((key, i) => `${name(key, i)}${key.descending ? ' DESC' : ''}`).join(', ')
+
+/** The columns that every engine's walks read, to which a dialect adds its own. */
+export const WALKED = 'id, title, author, year, title_folded, author_folded, title_words, author_words'
+
+/**
+ * The page of books that `query` asks for, each with the values of its position; with `whole`,
+ * every book after its position, however many. With several sources, each SELECT gives its
+ * books in the page's order, and SQLite merges them as they come. `plan` says how the first
+ * source is read (see FindPlan); the others are short, and read as their planner chooses.
+ */
+export function findStatement(
+  query: FindQuery,
+  dialect: FindDialect,
+  { whole = false, plan = 'index' }: { whole?: boolean; plan?: FindPlan } = {},
+): Statement {
+  const { values, add } = collect(dialect)
+  const { order, filter } = query
+  // One year holds few books: those are found fastest from the year index, and sorted.
+  const besideOrder = !order.relevance && order.keys[0]!.field !== 'year' && filter.yearFrom !== filter.yearTo
+  const year = besideOrder ? dialect.yearBesideOrder : 'year'
+  const keys = keysOf(query, dialect, add)
+  const columns = keys.map((key, i) => `${key.expression} AS k${i}`).join(', ')
+  const after = (names: Key[]) => (query.after === undefined ? [] : [keyset(names, query.after, add)])
+  // Computed once per book in a fenced subquery, then compared by name, the relevance is no
+  // longer computed again for each part of the "after" condition.
+  const named = keys.map((key, i) => ({ ...key, expression: `k${i}` }))
+  const selects = dialect.sources.map((source, i) => {
+    const how = i === 0 ? plan : 'index'
+    if (how === 'walk') {
+      const walked = `SELECT ${dialect.walked} FROM books${whereClause([...sourceConditions(dialect, source), ...after(keys)])}
+      ORDER BY ${orderBy(keys, (key) => key.expression)} ${whole ? dialect.fence : `LIMIT ${add(WALK_LENGTH)}`}`
+      const checks = { ...source, ...dialect.checked }
+      return `SELECT id, title, author, year, ${columns} FROM (${walked}) AS walked${whereClause(filterConditions(filter, checks, add, year))}`
+    }
+    if (how === 'matches') {
+      const from = dialect.matchesFrom?.(filter) ?? 'books'
+      const matched = `SELECT ${dialect.walked} FROM ${from}${whereClause(conditions(filter, dialect, source, add, year))} ${dialect.fence}`
+      return `SELECT id, title, author, year, ${columns} FROM (${matched}) AS matched${whereClause(after(keys))}`
+    }
+    if (order.relevance && query.after !== undefined) {
+      const ranked = `SELECT id, title, author, year, ${columns} FROM books${whereClause(conditions(filter, dialect, source, add, year))} ${dialect.fence}`
+      return `SELECT * FROM (${ranked}) AS ranked${whereClause(after(named))}`
+    }
+    return `SELECT id, title, author, year, ${columns}
+    FROM books${whereClause([...conditions(filter, dialect, source, add, year), ...after(keys)])}`
   })
   const text = `${selects.join('\n    UNION ALL ')}
-    ORDER BY ${keys.map((key, i) => `k${i}${key.descending ? ' DESC' : ''}`).join(', ')}${
-      whole
-        ? ''
-        : `
-    LIMIT ${add(query.limit)}`
-    }`
+    ORDER BY ${orderBy(named, (key) => key.expression)}${whole ? '' : `\n    LIMIT ${add(query.limit)}`}`
   return { text, values }
+}
+
+/**
+ * Whether a walk along the index of the query's order finds a page within WALK_LENGTH books of
+ * its first source: `found` is the page's length when it does, fewer when matches are rarer.
+ */
+export function probeStatement(query: FindQuery, dialect: FindDialect): Statement {
+  const { values, add } = collect(dialect)
+  const source = dialect.sources[0]!
+  const keys = keysOf(query, dialect, add)
+  const after = query.after === undefined ? [] : [keyset(keys, query.after, add)]
+  const walked = `SELECT ${dialect.walked} FROM books${whereClause([...sourceConditions(dialect, source), ...after])}
+    ORDER BY ${orderBy(keys, (key) => key.expression)} LIMIT ${add(WALK_LENGTH)}`
+  const checks = { ...source, ...dialect.checked }
+  const matches = `SELECT 1 FROM (${walked}) AS walked${whereClause(filterConditions(query.filter, checks, add))} LIMIT ${add(query.limit)}`
+  return { text: `SELECT count(*) AS found FROM (${matches}) AS matches`, values }
 }
 
 /** How many books match `filter`, all pages together, as `total`. */
 export function countStatement(filter: BookFilter, dialect: FindDialect): Statement {
   const { values, add } = collect(dialect)
-  const counts = dialect.sources.map((source) => `(SELECT count(*) FROM books${whereClause(conditions(filter, dialect, source, add))})`)
+  const wordsOnly = Object.entries(filter).every(([name, value]) => name === 'words' || value === undefined)
+  const counts = dialect.sources.map((source) =>
+    wordsOnly && filter.words !== undefined && source.countWords !== undefined
+      ? source.countWords(filter.words, add)
+      : `(SELECT count(*) FROM books${whereClause(conditions(filter, dialect, source, add))})`,
+  )
   return { text: `SELECT ${counts.join(' + ')} AS total`, values }
 }
 

@@ -1,6 +1,16 @@
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 'node:sqlite'
 import type { BookFilter, FindQuery } from '../../books/find-query.ts'
-import { countStatement, findStatement, type BookSource, type FindDialect, type FoundRow } from '../sql/find.ts'
+import {
+  countStatement,
+  findStatement,
+  needsProbe,
+  probeStatement,
+  WALKED,
+  type BookSource,
+  type FindDialect,
+  type FindPlan,
+  type FoundRow,
+} from '../sql/find.ts'
 
 /** Trigrams need three characters; shorter text is looked for in every book. */
 const TRIGRAM = 3
@@ -39,6 +49,9 @@ const indexed: BookSource = {
     const match = add(trigrams(needle).map(ftsString).join(' AND '))
     return `id IN (SELECT rowid FROM books_text WHERE books_text MATCH ${match}) AND ${found}`
   },
+  // The word index holds exactly the indexed books: it counts them without reading one.
+  countWords: (words, add) =>
+    `(SELECT count(*) FROM books_words WHERE books_words MATCH ${add(words.map((word) => `${ftsString(word)}*`).join(' AND '))})`,
 }
 
 const tail: BookSource = {
@@ -53,7 +66,20 @@ export const sqliteFind: FindDialect = {
   sources: [indexed, tail],
   position: (haystack, needle) => `instr(${haystack}, ${needle})`,
   least: (a, b) => `min(${a}, ${b})`,
+  checked: tail,
+  // Text too short for the trigram index is looked for in every indexed book: the index of its own
+  // column holds it for each, in a fraction of the pages of the books, and the partial indexes
+  // otherwise tempt SQLite to read every book through one of them, in random order.
+  matchesFrom: ({ titleContains, authorContains }) => {
+    const short = (needle: string | undefined) => needle !== undefined && [...needle].length < TRIGRAM
+    if (short(authorContains)) return 'books INDEXED BY books_by_author'
+    if (short(titleContains)) return 'books INDEXED BY books_by_title'
+    return 'books NOT INDEXED'
+  },
   // A unary plus keeps SQLite from choosing the year index.
+  // SQLite never merges a subquery that has a LIMIT into a query with a WHERE clause.
+  fence: 'LIMIT -1',
+  walked: WALKED,
   yearBesideOrder: '+year',
   // SQLite cannot be interrupted from outside a statement: one book in 1,024 asks the reader whether
   // the find still has time (see reader-core.ts), and the statement fails from inside when it has not.
@@ -85,15 +111,23 @@ export class SqliteFinder {
 
   /** The page `query` asks for. */
   page(query: FindQuery): FoundRow[] {
-    const { text, values } = findStatement(query, sqliteFind)
+    const { text, values } = findStatement(query, sqliteFind, { plan: this.#plan(query) })
     // The typings know only object rows.
     return this.#statement(text).all(...(values as SQLInputValue[])) as unknown as FoundRow[]
   }
 
   /** Every book of `query` after its position, read as the caller asks for them. */
   rows(query: FindQuery): Iterator<FoundRow> {
-    const { text, values } = findStatement(query, sqliteFind, true)
+    const { text, values } = findStatement(query, sqliteFind, { whole: true, plan: this.#plan(query) })
     return this.#statement(text).iterate(...(values as SQLInputValue[])) as unknown as Iterator<FoundRow>
+  }
+
+  /** How to read the books of `query` (see FindPlan). */
+  #plan(query: FindQuery): FindPlan {
+    if (!needsProbe(query)) return 'index'
+    const { text, values } = probeStatement(query, sqliteFind)
+    const [found] = (this.#statement(text).all(...(values as SQLInputValue[])) as unknown as number[][])[0]!
+    return found! >= query.limit ? 'walk' : 'matches'
   }
 
   /** How many books match `filter`. */

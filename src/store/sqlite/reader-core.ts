@@ -8,6 +8,8 @@ export interface ReadRequest {
   query: FindQuery
   whole: boolean
   json: boolean
+  /** Only how many books match: the count of a page, run beside the page on another thread. */
+  countOnly?: boolean
 }
 
 /** A page as a reader gives it: rows, or the JSON text of the books' array with where it ends. */
@@ -89,6 +91,7 @@ export class ReaderCore {
   start(id: number, request: ReadRequest, budgetMs: number): StepAnswer {
     return this.#within(budgetMs, () => {
       const { query, whole } = request
+      if (request.countOnly === true) return { page: pageOf([], request.json), done: true, total: this.#finder.count(query.filter) }
       if (!whole) return this.#onePage(request)
       const shared = !this.#connections.snapshots
       const db = shared ? this.#connections.pages : this.#connections.open()

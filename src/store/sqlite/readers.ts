@@ -36,13 +36,19 @@ class Reader implements BookReader {
   ): Promise<BookPages<FoundBook[] | JsonPage>> {
     const runner = this.#runner
     const id = this.#nextId++
-    const first = await runner.start(id, { query, whole, json }, client)
+    // A page's count runs beside it, on another thread when one is free: either may read every book.
+    const counted =
+      !whole && query.count === true ? runner.start(this.#nextId++, { query, whole, json, countOnly: true }, client) : undefined
+    const [first, count] = await Promise.all([
+      runner.start(id, { query: counted ? { ...query, count: false } : query, whole, json }, client),
+      counted,
+    ])
     const step = ({ page, done }: StepAnswer): PageStep<FoundBook[] | JsonPage> => ({
       page: 'rows' in page ? foundBooks(page.rows) : page,
       done,
     })
     return readPages(
-      first.total,
+      count?.total ?? first.total,
       step(first),
       async () => step(await runner.next(id, client)),
       () => runner.close(id),
