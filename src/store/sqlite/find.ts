@@ -55,7 +55,7 @@ const indexed: BookSource = {
 }
 
 const tail: BookSource = {
-  where: 'id > (SELECT indexed_up_to FROM search_index_state)',
+  where: 'indexed IS NULL',
   // The words columns hold words separated by single spaces: " word" is where a word begins.
   wordsMatch: (words, add) => words.map((word) => `instr(' ' || title_words || ' ' || author_words, ${add(` ${word}`)}) > 0`).join(' AND '),
   contains: contained,

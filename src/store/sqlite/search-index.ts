@@ -1,79 +1,106 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 
 /**
- * How long the tail of books not yet in the search indexes may grow before the store indexes it
- * (migration 012 says why there is a tail). Longer tails make each book cheaper to index and
- * each find look through more books directly: 2,000 books cost a find well under a millisecond.
+ * How long the tail of books not yet in the search indexes may grow before single writes index
+ * some of it (migration 012 says why there is a tail). Longer tails make each book cheaper to
+ * index and each find look through more books directly: 2,000 books cost a find well under a
+ * millisecond.
  */
 export const SEARCH_INDEX_BATCH = 2000
 
-/** The most books one statement indexes, so that an unusually long tail is taken a bounded step at a time. */
-const MOST_AT_ONCE = 20_000
+/**
+ * The most books one step moves into the indexes. A step runs on the thread that answers every
+ * request, and FTS5 takes tens of microseconds per book: 500 keep a step to a few milliseconds,
+ * where the 20,000 that imports used to index at once held every other request for a second.
+ */
+export const INDEX_STEP = 500
 
 /**
- * How many times longer the tail may grow while a transaction stores books in bulk (an import):
- * each book then costs less to index, and the transaction shortens the tail again before it
- * commits. A 100,000-book import ran at 52,000 to 57,000 books a second with steps of one batch,
- * 57,000 to 59,000 with these.
+ * Moves books from the tail (`indexed IS NULL`, migration 015) into the search and sort-key
+ * indexes, a bounded step at a time. Each step runs inside whatever transaction is open.
  */
-const BULK = 10
-
-/** Moves a store's search indexes forward over the tail of new books, in bulk. */
 export class SqliteSearchIndex {
   readonly #batch: number
-  readonly #advance: StatementSync
-  /** What this process last saw of `indexed_up_to`; others may have moved it since. */
-  #indexedUpTo = 0
-  /** The highest id this process has stored. */
-  #highest = 0
+  readonly #last: StatementSync
+  readonly #words: StatementSync
+  readonly #text: StatementSync
+  readonly #mark: StatementSync
+  readonly #count: StatementSync
+  readonly #begin: StatementSync
+  readonly #release: StatementSync
+  readonly #undo: StatementSync
+  /** How long this process believes the tail is; other processes may have shortened it since. */
+  #tail = 0
 
   constructor(db: DatabaseSync, batch = SEARCH_INDEX_BATCH) {
     this.#batch = batch
-    // The trigger of migration 012 indexes the books that the new value passes, in this statement.
-    this.#advance = db.prepare(`UPDATE search_index_state
-      SET indexed_up_to = coalesce(
-        (SELECT max(id) FROM (SELECT id FROM books WHERE id > indexed_up_to ORDER BY id LIMIT ?)),
-        indexed_up_to)
-      RETURNING indexed_up_to`)
+    // The step's books: the oldest of the tail, up to this id, in the three statements alike.
+    this.#last = db.prepare('SELECT max(id) AS last FROM (SELECT id FROM books WHERE indexed IS NULL ORDER BY id LIMIT ?)')
+    this.#words = db.prepare(`INSERT INTO books_words (rowid, title_words, author_words)
+      SELECT id, title_words, author_words FROM books WHERE indexed IS NULL AND id <= ? ORDER BY id`)
+    this.#text = db.prepare(`INSERT INTO books_text (rowid, title_folded, author_folded)
+      SELECT id, title_folded, author_folded FROM books WHERE indexed IS NULL AND id <= ? ORDER BY id`)
+    // From NULL to 1 keeps each row's size, so SQLite overwrites the row where it lies.
+    this.#mark = db.prepare('UPDATE books SET indexed = 1 WHERE indexed IS NULL AND id <= ?')
+    this.#count = db.prepare('SELECT count(*) AS tail FROM books WHERE indexed IS NULL')
+    // A step's three statements stand or fall together, inside a transaction or on their own.
+    this.#begin = db.prepare('SAVEPOINT index_step')
+    this.#release = db.prepare('RELEASE index_step')
+    this.#undo = db.prepare('ROLLBACK TO index_step')
+    this.recount()
+  }
+
+  /** Counts the tail again: after a transaction that stored books was rolled back, they are not in it. */
+  recount(): void {
+    this.#tail = this.#count.get()!.tail as number
+  }
+
+  /** True once the tail is long enough that a write should index a step of it. */
+  get due(): boolean {
+    return this.#tail >= this.#batch
+  }
+
+  /** Called in the transaction that stored `count` new books, which joined the tail. */
+  stored(count: number): void {
+    this.#tail += count
   }
 
   /**
-   * Called in the transaction that stored books up to this id, in one statement (`bulk` when it
-   * stored many): indexes the tail in that transaction once it is long enough.
+   * Moves the oldest books of the tail, at most INDEX_STEP, into the indexes, in the transaction
+   * open; answers how many it moved. A step that fails is undone whole and answers 0: its books
+   * stay in the tail, where finds still find them, and a later step tries again. A failure that
+   * ends the transaction fails its commit.
    */
-  stored(id: number, bulk = false): void {
-    this.#highest = Math.max(this.#highest, id)
-    if (id - this.#indexedUpTo >= this.#batch * (bulk ? BULK : 1)) this.#tryStep()
-  }
-
-  /** Called before a transaction commits: it leaves the tail no longer than single writes do. */
-  settle(): void {
-    if (this.#highest - this.#indexedUpTo >= this.#batch) this.#tryStep()
-  }
-
-  #tryStep(): void {
+  step(): number {
+    this.#begin.run()
     try {
-      this.#indexedUpTo = this.#step(MOST_AT_ONCE)
+      const last = this.#last.get(INDEX_STEP)!.last as number | null
+      let moved = 0
+      if (last !== null) {
+        this.#words.run(last)
+        this.#text.run(last)
+        moved = Number(this.#mark.run(last).changes)
+      }
+      this.#release.run()
+      this.#tail = last === null ? 0 : Math.max(0, this.#tail - moved)
+      return moved
     } catch {
-      // The books are stored, and found in the tail; SQLite undid the failed step whole, and the
-      // next write tries again. A failure that ends the transaction fails its commit.
+      try {
+        this.#undo.run()
+        this.#release.run()
+      } catch {
+        // The transaction itself has ended: its commit fails, and says why.
+      }
+      return 0
     }
   }
 
   /**
-   * Indexes the whole tail, a bounded step at a time, each step committing on its own. The store
-   * does this when it opens: the tail it finds was left by a process that stopped, or by books
-   * written into the file directly.
+   * Indexes the whole tail, a step at a time, each step committing on its own. The store does
+   * this when it opens: the tail it finds was left by a process that stopped, or by books written
+   * into the file directly.
    */
   indexAll(): void {
-    for (;;) {
-      const before = this.#indexedUpTo
-      this.#indexedUpTo = this.#step(MOST_AT_ONCE)
-      if (this.#indexedUpTo === before) return
-    }
-  }
-
-  #step(most: number): number {
-    return (this.#advance.get(most) as { indexed_up_to: number }).indexed_up_to
+    while (this.step() > 0);
   }
 }

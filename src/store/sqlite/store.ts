@@ -169,7 +169,8 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
           keys.authorWords,
         )
         const id = Number(lastInsertRowid)
-        searchIndex.stored(id)
+        searchIndex.stored(1)
+        if (searchIndex.due) searchIndex.step()
         return { id, title: book.title, author: book.author, year: book.year, revision: 1 }
       })
     },
@@ -179,7 +180,8 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
         const ids = sql.insertMany.all(rows) as { id: number }[]
         // Ids ascend in insertion order, which follows the array; RETURNING promises no order.
         const sorted = ids.map((row) => row.id).sort((a, b) => a - b)
-        if (sorted.length > 0) searchIndex.stored(sorted.at(-1)!, true)
+        // Many at once: the tail is indexed after the transaction, a step at a time (see catchUp).
+        searchIndex.stored(sorted.length)
         return sorted
       })
     },
@@ -283,6 +285,7 @@ export class SqliteStore implements Store {
   readonly #lookups: DatabaseSync
   readonly #sql: Statements
   readonly #searchIndex: SqliteSearchIndex
+  #catchingUp = false
   readonly #writes: CommitPerTurn
   readonly #reads: CommitPerTurn
   readonly #readers: Reader
@@ -341,19 +344,36 @@ export class SqliteStore implements Store {
       try {
         const result = await work(repositories(run, this.#searchIndex))
         run.end()
-        this.#searchIndex.settle()
         this.#sql.commit.run()
+        this.#catchUp()
         return result
       } catch (err) {
         run.end()
         try {
           if (db.isTransaction) db.exec('ROLLBACK')
+          this.#searchIndex.recount()
         } catch {
           // Nothing was committed, and the next BEGIN finds out whether the store recovered.
         }
         throw classifySqliteError(err)
       }
     })
+  }
+
+  /**
+   * Indexes the tail that a transaction left long (an import's books), a step at a time, each
+   * step a write of its own turn, so that requests are answered between the steps.
+   */
+  #catchUp(): void {
+    if (this.#catchingUp || !this.#searchIndex.due || !this.#db.isOpen) return
+    this.#catchingUp = true
+    void this.#writes
+      .write(() => this.#searchIndex.step())
+      .catch(() => 0)
+      .then((moved) => {
+        this.#catchingUp = false
+        if (moved > 0) setImmediate(() => this.#catchUp())
+      })
   }
 
   /** The synchronous level in force: 1 is NORMAL, 2 is FULL. */
