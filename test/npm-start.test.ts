@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { serviceEnv, spawnNpmStart, type LogLine, type ServiceProcess } from './support/service.ts'
+import { storeEngines } from './helpers.ts'
+import { createTestSchema } from './support/postgres.ts'
+import { serviceEnv, skipWithoutReadOnlyMount, spawnNpmStart, type LogLine, type ServiceProcess } from './support/service.ts'
 import { startSlowLogin, tryToConnect } from './support/slow-request.ts'
 import { temporaryDirectory } from './support/temporary.ts'
 
 const GIVE_UP = { timeout: 120_000 }
+const INSTANCES = 4
+const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
 const isListening = (line: LogLine) => /^Server listening at /.test(line.msg ?? '')
 
@@ -21,6 +25,14 @@ function isRunning(pid: number): boolean {
 /** Every process that wrote to the service's log: the service itself, or its primary and workers. */
 function loggingPids(service: ServiceProcess): number[] {
   return [...new Set(service.lines.flatMap((line) => (typeof line.pid === 'number' ? [line.pid] : [])))]
+}
+
+/** The port `service` listens on; fails with its output when it exits first. */
+async function listening(service: ServiceProcess): Promise<number> {
+  const failed = service.exited.then((exit) => {
+    throw new Error(`npm start exited (${JSON.stringify(exit)}) before listening:\n${service.output()}`)
+  })
+  return Promise.race([service.port(), failed])
 }
 
 function sqliteEnv(extra: Record<string, string> = {}) {
@@ -63,4 +75,23 @@ describe('npm start', () => {
     assert.equal(pids.length, 3, 'the primary and two workers logged')
     assert.deepEqual(pids.filter(isRunning), [])
   })
+
+  it(
+    `${INSTANCES} instances started at once from one read-only install, on one PostgreSQL database, all come up and serve the page`,
+    { ...GIVE_UP, skip: postgres.skip || skipWithoutReadOnlyMount() },
+    async (t) => {
+      const schema = await createTestSchema()
+      t.after(() => schema.drop())
+      const instances = Array.from({ length: INSTANCES }, () => spawnNpmStart(serviceEnv(schema.url), { readOnlyInstall: true }))
+      t.after(() => Promise.all(instances.map((instance) => instance.stop())))
+
+      const ports = await Promise.all(instances.map(listening))
+      assert.equal(new Set(ports).size, INSTANCES)
+      for (const port of ports) {
+        const page = await fetch(`http://127.0.0.1:${port}/app/`)
+        assert.equal(page.status, 200)
+        assert.match(await page.text(), /<script type="module" src="\/app\/main-[A-Z0-9]{8}\.js">/)
+      }
+    },
+  )
 })
