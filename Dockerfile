@@ -14,6 +14,7 @@ RUN node web/build.ts
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
     PORT=8080 \
     DB_URL=sqlite:/data/books.db
 WORKDIR /app

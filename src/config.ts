@@ -10,6 +10,7 @@ export type Env = Record<string, string | undefined>
 
 export interface Config {
   port: number
+  /** The listening address: `127.0.0.1` by default, every interface (`0.0.0.0`) in production. */
   host: string
   dbUrl: string
   /** Most connections one instance holds to PostgreSQL. */
@@ -95,6 +96,12 @@ export function readEnv(dir: string = process.cwd(), env: Env = process.env): En
 function value(env: Env, name: string): string | undefined {
   const raw = env[name]
   return raw === undefined || raw === '' ? undefined : raw
+}
+
+/** Whether `host` is an address that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const plain = host.replace(/^::ffff:/i, '')
+  return plain === 'localhost' || plain === '::1' || (isIP(plain) === 4 && plain.startsWith('127.'))
 }
 
 function parsePort(raw: string | undefined): number {
@@ -261,9 +268,17 @@ export function loadConfig(env: Env): Config {
     username = 'admin'
     if (password !== undefined) notices.push('AUTH_USERNAME is not set: the username is "admin"')
   }
+  const generatedPassword = password === undefined
   if (password === undefined) {
     password = randomBytes(12).toString('base64url')
     notices.push(`AUTH_PASSWORD is not set: log in as "${username}" with the generated password "${password}"`)
+  }
+
+  // Production runs behind a proxy or in a container, whose port mapping reaches only an address
+  // of every interface; elsewhere a first run must not open a generated password to the network.
+  const host = value(env, 'HOST') ?? (production ? '0.0.0.0' : '127.0.0.1')
+  if (generatedPassword && !isLoopbackHost(host)) {
+    notices.push(`HOST=${host} lets other machines connect while the password is a generated one: set AUTH_PASSWORD, or HOST=127.0.0.1`)
   }
 
   const workers = parseWorkers(value(env, 'WORKERS'))
@@ -273,7 +288,7 @@ export function loadConfig(env: Env): Config {
 
   return {
     port: parsePort(value(env, 'PORT')),
-    host: value(env, 'HOST') ?? '0.0.0.0',
+    host,
     dbUrl,
     dbPoolSize: parseBoundedInt(env, 'DB_POOL_SIZE', 10, 1, 1000),
     dbConnectTimeoutMs: parseBoundedInt(env, 'DB_CONNECT_TIMEOUT_MS', 2000, 1, 600_000),
