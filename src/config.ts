@@ -13,7 +13,7 @@ export interface Config {
   /** The listening address: `127.0.0.1` by default, every interface (`0.0.0.0`) in production. */
   host: string
   dbUrl: string
-  /** Most connections one instance holds to PostgreSQL. */
+  /** Most connections one instance holds to PostgreSQL, all its workers together. */
   dbPoolSize: number
   /** Longest wait to open one new PostgreSQL connection. */
   dbConnectTimeoutMs: number
@@ -281,16 +281,27 @@ export function loadConfig(env: Env): Config {
     notices.push(`HOST=${host} lets other machines connect while the password is a generated one: set AUTH_PASSWORD, or HOST=127.0.0.1`)
   }
 
-  const workers = parseWorkers(value(env, 'WORKERS'))
+  let workers = parseWorkers(value(env, 'WORKERS'))
   if (workers > 1 && dbUrl === 'sqlite::memory:') {
     throw new ConfigError('WORKERS above 1 needs a shared store: sqlite::memory: would give each worker its own')
+  }
+  const dbPoolSize = parseBoundedInt(env, 'DB_POOL_SIZE', 10, 1, 1000)
+  // The workers share the instance's connections, and each needs one at least.
+  if (dbUrl.startsWith('postgres') && workers > dbPoolSize) {
+    if (value(env, 'WORKERS') !== 'auto') {
+      throw new ConfigError(
+        `WORKERS=${workers} needs DB_POOL_SIZE=${workers} at least: the workers share its connections, one at least each`,
+      )
+    }
+    notices.push(`WORKERS=auto: ${workers} CPUs, but DB_POOL_SIZE=${dbPoolSize} connections to share, so ${dbPoolSize} workers`)
+    workers = dbPoolSize
   }
 
   return {
     port: parsePort(value(env, 'PORT')),
     host,
     dbUrl,
-    dbPoolSize: parseBoundedInt(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    dbPoolSize,
     dbConnectTimeoutMs: parseBoundedInt(env, 'DB_CONNECT_TIMEOUT_MS', 2000, 1, 600_000),
     // A second below the deadline leaves the rest of the request time to answer.
     dbQueryTimeoutMs: parseBoundedInt(env, 'DB_QUERY_TIMEOUT_MS', STORE_DEADLINE_MS - 1000, 1, 600_000),

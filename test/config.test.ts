@@ -222,6 +222,24 @@ describe('configuration', () => {
 })
 
 describe('database settings', () => {
+  const postgresUrl = 'postgres://u@h/db'
+
+  it('WORKERS above DB_POOL_SIZE on PostgreSQL is refused: the workers share the pool, one connection at least each', () => {
+    assert.match(refusal({ DB_URL: postgresUrl, WORKERS: '4', DB_POOL_SIZE: '3' }), /^WORKERS=4 needs DB_POOL_SIZE=4 at least/)
+    assert.equal(loadConfig({ DB_URL: postgresUrl, WORKERS: '4', DB_POOL_SIZE: '4' }).workers, 4)
+  })
+
+  it('WORKERS=auto on PostgreSQL starts no more workers than DB_POOL_SIZE, and says so when it holds back', () => {
+    const config = loadConfig({ DB_URL: postgresUrl, WORKERS: 'auto', DB_POOL_SIZE: '1' })
+    assert.equal(config.workers, 1)
+    const heldBack = config.notices.filter((notice) => /^WORKERS=auto: .* so 1 workers$/.test(notice))
+    assert.equal(heldBack.length, availableParallelism() > 1 ? 1 : 0)
+  })
+
+  it('SQLite has no pool to share: WORKERS may exceed DB_POOL_SIZE', () => {
+    assert.equal(loadConfig({ DB_URL: 'sqlite:books.db', WORKERS: '4', DB_POOL_SIZE: '1' }).workers, 4)
+  })
+
   it('default to a pool of 10 and timeouts that answer within 5 seconds', () => {
     const config = loadConfig({})
     assert.equal(config.dbPoolSize, 10)
