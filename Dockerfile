@@ -22,6 +22,7 @@ COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
 COPY migrations ./migrations
 COPY src ./src
+COPY scripts/backup.ts scripts/restore.ts ./scripts/
 COPY --from=page /app/web/dist ./web/dist
 RUN mkdir /data && chown node:node /data
 USER node

@@ -11,7 +11,8 @@
  *   --operation=TEXT     only the operations whose name holds TEXT, such as --operation=token
  *   Suites read options of their own, such as --scale=N,N,… for scale.
  *
- * `npm run bench -- search [--books=N] [--samples=N]` measures finding books instead.
+ * `npm run bench -- search [--books=N] [--samples=N]` measures finding books instead, and
+ * `npm run bench -- backup [--books=N] [--rate=N]` a backup under writes.
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -21,9 +22,10 @@ import { parseArgs } from 'node:util'
 import { describeMachine, table, writeResults, type Section } from './bench/report.ts'
 import { loadSuite, suiteNames, type BenchContext } from './bench/suites.ts'
 
-// Finding books has a benchmark of its own, with its own options: see scripts/bench/search.ts.
-if (process.argv[2] === 'search') {
-  await (await import('./bench/search.ts')).main(process.argv.slice(3))
+// Finding books and backups have benchmarks of their own, with their own options: see
+// scripts/bench/search.ts and scripts/bench/backup.ts.
+if (process.argv[2] === 'search' || process.argv[2] === 'backup') {
+  await (await import(`./bench/${process.argv[2]}.ts`)).main(process.argv.slice(3))
   process.exit(0)
 }
 

@@ -218,15 +218,19 @@ export function isSupportedDbUrl(url: string): boolean {
   return /^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(url)
 }
 
+/** Where the store is: `DB_URL`, or the SQLite file `./data/books.db`; refused in any other form. */
+export function readDbUrl(env: Env): string {
+  const dbUrl = value(env, 'DB_URL') ?? 'sqlite:./data/books.db'
+  if (!isSupportedDbUrl(dbUrl)) throw new ConfigError(`DB_URL must be one of ${DB_URL_FORMS}`)
+  return dbUrl
+}
+
 export function loadConfig(env: Env): Config {
   // `Production` in a deployment file must not quietly mean development.
   const production = env.NODE_ENV?.trim().toLowerCase() === 'production'
   const notices: string[] = []
 
-  const dbUrl = value(env, 'DB_URL') ?? 'sqlite:./data/books.db'
-  if (!isSupportedDbUrl(dbUrl)) {
-    throw new ConfigError(`DB_URL must be one of ${DB_URL_FORMS}`)
-  }
+  const dbUrl = readDbUrl(env)
 
   const logLevel = value(env, 'LOG_LEVEL') ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) {

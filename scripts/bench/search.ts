@@ -81,7 +81,8 @@ async function inBatches(count: number, write: (books: NewBook[]) => Promise<voi
   return kept
 }
 
-function seedSqlite(path: string, count: number): Promise<NewBook[]> {
+/** Writes `count` generated books into the migrated SQLite file at `path`, indexed; keeps one in a thousand. */
+export function seedSqlite(path: string, count: number): Promise<NewBook[]> {
   const db = new DatabaseSync(path)
   const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
     VALUES (?, ?, ?, ?, ?, ?, ?)`)

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline'
 import { after } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers.ts'
+import { inReadOnlyFolder } from './read-only.ts'
 
 const INSTALL = fileURLToPath(new URL('../..', import.meta.url))
 const MAIN = join(INSTALL, 'src', 'main.ts')
@@ -82,9 +83,6 @@ export function spawnService(env: Record<string, string> = {}, options: SpawnOpt
   return launch(process.execPath, [MAIN], { cwd, env, ownDir: options.cwd === undefined, group: false })
 }
 
-/** In `sh -c`, mounts the folder `$0` onto itself, read-only. */
-const READ_ONLY_MOUNT = 'mount --bind -o ro "$0" "$0"'
-
 export interface NpmStartOptions {
   /** Runs npm in a mount namespace of its own in which the install is mounted read-only. */
   readOnlyInstall?: boolean
@@ -98,21 +96,9 @@ export interface NpmStartOptions {
 export function spawnNpmStart(env: Record<string, string> = {}, options: NpmStartOptions = {}): ServiceProcess {
   const [command, args] = options.readOnlyInstall
     ? // unshare and sh each replace themselves with the next program, so the child is npm itself.
-      ['unshare', ['--mount', 'sh', '-c', `${READ_ONLY_MOUNT} && cd "$0" && exec npm start`, INSTALL]]
+      inReadOnlyFolder(INSTALL, 'exec npm start')
     : ['npm', ['start']]
   return launch(command, args as string[], { cwd: INSTALL, env: { HOME: process.env.HOME ?? '/', ...env }, ownDir: false, group: true })
-}
-
-/**
- * Why the install cannot be mounted read-only here (the test needs a mount namespace, which takes
- * root or a user namespace), or false when it can; under CI=true always false, so the test fails
- * instead of being skipped.
- */
-export function skipWithoutReadOnlyMount(): string | false {
-  if (process.env.CI === 'true') return false
-  const probe = spawnSync('unshare', ['--mount', 'sh', '-c', `${READ_ONLY_MOUNT} && ! test -w "$0"`, INSTALL], { encoding: 'utf8' })
-  if (probe.status === 0) return false
-  return `SKIPPED: cannot mount the install read-only here (${(probe.error?.message ?? probe.stderr).trim() || `exit code ${probe.status}`}); under CI=true this test fails instead`
 }
 
 interface LaunchOptions {
