@@ -17,6 +17,7 @@ RUN node web/build.ts
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
     PORT=8080 \
     DB_URL=sqlite:/data/books.db
 WORKDIR /app
@@ -24,6 +25,7 @@ COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
 COPY migrations ./migrations
 COPY src ./src
+COPY scripts/backup.ts scripts/restore.ts ./scripts/
 COPY --from=page /app/web/dist ./web/dist
 RUN mkdir /data && chown node:node /data
 USER node

@@ -12,7 +12,8 @@
  *   Suites read options of their own, such as --scale=N,N,… for scale.
  *
  * `npm run bench -- search [--books=N] [--samples=N]` measures finding books instead, and
- * `npm run bench -- hostile [--books=N] [--data=DIR]` the worst requests a signed-in client can send.
+ * `npm run bench -- hostile [--books=N] [--data=DIR]` the worst requests a signed-in client can send, and
+ * `npm run bench -- backup [--books=N] [--rate=N]` a backup under writes.
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -22,9 +23,9 @@ import { parseArgs } from 'node:util'
 import { describeMachine, table, writeResults, type Section } from './bench/report.ts'
 import { loadSuite, suiteNames, type BenchContext } from './bench/suites.ts'
 
-// Finding books, and the worst a client may ask, have benchmarks of their own, with their own
-// options: see scripts/bench/search.ts and scripts/bench/hostile.ts.
-if (process.argv[2] === 'search' || process.argv[2] === 'hostile') {
+// Finding books, the worst a client may ask, and backups have benchmarks of their own, with their
+// own options: see scripts/bench/search.ts, scripts/bench/hostile.ts and scripts/bench/backup.ts.
+if (['search', 'hostile', 'backup'].includes(process.argv[2] ?? '')) {
   await (await import(`./bench/${process.argv[2]}.ts`)).main(process.argv.slice(3))
   process.exit(0)
 }

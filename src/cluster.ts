@@ -18,6 +18,14 @@ const MAX_RESTART_DELAY_MS = 30_000
 /** Beyond the workers' own delay and grace period, before the primary kills them. */
 const EXIT_MARGIN_MS = 5000
 
+/**
+ * Each worker's part of the instance's `DB_POOL_SIZE`, so that `WORKERS` never multiplies the
+ * connections: as even as can be, the whole of it shared out, one at least each.
+ */
+export function poolShares(total: number, workers: number): number[] {
+  return Array.from({ length: workers }, (_, slot) => Math.max(1, Math.floor(total / workers) + (slot < total % workers ? 1 : 0)))
+}
+
 /** How long to wait before replacing a dead worker, after `earlyDeaths` workers in a row died early. */
 export function restartDelayMs(earlyDeaths: number): number {
   return Math.min(FIRST_RESTART_DELAY_MS * 2 ** earlyDeaths, MAX_RESTART_DELAY_MS)
@@ -35,11 +43,11 @@ interface MetricsAnswer {
 }
 
 /**
- * The primary of `WORKERS=n`: migrates the store once, forks the workers that share the
- * port, restarts any that dies (backing off while they keep dying early), answers the
- * workers' requests for the metrics of all of them, and on SIGTERM or SIGINT passes the signal
- * on to every worker, each of which drains as a single process does, then exits once they all
- * have. A signal during the migrations lets them finish and exits 0 before starting any worker.
+ * The primary of `WORKERS=n`: migrates the store once, forks the workers that share the port,
+ * each with its share of `DB_POOL_SIZE`, restarts any that dies (backing off while they keep
+ * dying early), answers the workers' requests for the metrics of all of them, and on SIGTERM or
+ * SIGINT passes the signal on to every worker, each of which drains as a single process does,
+ * then exits once they all have. A signal during the migrations lets them finish and exits 0 before starting any worker.
  */
 export async function runPrimary(config: Config, lifecycle: Lifecycle = new Lifecycle(config)): Promise<void> {
   const log = pino(loggerOptions({ level: config.logLevel, production: config.production }))
@@ -58,11 +66,15 @@ export async function runPrimary(config: Config, lifecycle: Lifecycle = new Life
   }
 
   // Generated secrets are decided once here, so a token issued by one worker verifies in every other.
-  const env = { SECRET_TOKEN: config.secret, AUTH_USERNAME: config.username, AUTH_PASSWORD: config.password }
+  const env = { SECRET_TOKEN: config.secret, AUTH_USERNAME: config.username, AUTH_PASSWORD: config.password, WORKERS: '1' }
+  const shares = poolShares(config.dbPoolSize, config.workers)
   const startedAt = new Map<number, number>()
-  const fork = () => {
-    const worker = cluster.fork(env)
+  /** Each worker's slot: a worker that replaces a dead one takes its slot, and so its share of the pool. */
+  const slots = new Map<number, number>()
+  const fork = (slot: number) => {
+    const worker = cluster.fork({ ...env, DB_POOL_SIZE: String(shares[slot]) })
     startedAt.set(worker.id, Date.now())
+    slots.set(worker.id, slot)
   }
 
   const stopping = () => lifecycle.draining
@@ -70,7 +82,9 @@ export async function runPrimary(config: Config, lifecycle: Lifecycle = new Life
   let earlyDeaths = 0
   cluster.on('exit', (worker: Worker, code: number | null, signal: string | null) => {
     const lived = Date.now() - (startedAt.get(worker.id) ?? 0)
+    const slot = slots.get(worker.id)!
     startedAt.delete(worker.id)
+    slots.delete(worker.id)
     if (stopping()) {
       if (code !== 0) everyExitClean = false
       if (startedAt.size === 0) {
@@ -83,7 +97,7 @@ export async function runPrimary(config: Config, lifecycle: Lifecycle = new Life
     const delay = restartDelayMs(earlyDeaths)
     log.error({ workerPid: worker.process.pid, code, signal, restartInMs: delay }, 'worker died: starting another')
     setTimeout(() => {
-      if (!stopping()) fork()
+      if (!stopping()) fork(slot)
     }, delay)
   })
 
@@ -113,8 +127,8 @@ export async function runPrimary(config: Config, lifecycle: Lifecycle = new Life
     ).unref()
   })
 
-  log.info({ workers: config.workers }, 'starting workers')
-  for (let i = 0; i < config.workers; i++) fork()
+  log.info({ workers: config.workers, poolShares: shares }, 'starting workers')
+  for (let slot = 0; slot < config.workers; slot++) fork(slot)
 }
 
 /** A worker's metrics: `GET /metrics` on any worker answers the sum over every worker. */

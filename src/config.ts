@@ -10,9 +10,10 @@ export type Env = Record<string, string | undefined>
 
 export interface Config {
   port: number
+  /** The listening address: `127.0.0.1` by default, every interface (`0.0.0.0`) in production. */
   host: string
   dbUrl: string
-  /** Most connections one instance holds to PostgreSQL. */
+  /** Most connections one instance holds to PostgreSQL, all its workers together. */
   dbPoolSize: number
   /** Longest wait to open one new PostgreSQL connection. */
   dbConnectTimeoutMs: number
@@ -95,6 +96,12 @@ export function readEnv(dir: string = process.cwd(), env: Env = process.env): En
 function value(env: Env, name: string): string | undefined {
   const raw = env[name]
   return raw === undefined || raw === '' ? undefined : raw
+}
+
+/** Whether `host` is an address that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const plain = host.replace(/^::ffff:/i, '')
+  return plain === 'localhost' || plain === '::1' || (isIP(plain) === 4 && plain.startsWith('127.'))
 }
 
 function parsePort(raw: string | undefined): number {
@@ -211,15 +218,19 @@ export function isSupportedDbUrl(url: string): boolean {
   return /^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(url)
 }
 
+/** Where the store is: `DB_URL`, or the SQLite file `./data/books.db`; refused in any other form. */
+export function readDbUrl(env: Env): string {
+  const dbUrl = value(env, 'DB_URL') ?? 'sqlite:./data/books.db'
+  if (!isSupportedDbUrl(dbUrl)) throw new ConfigError(`DB_URL must be one of ${DB_URL_FORMS}`)
+  return dbUrl
+}
+
 export function loadConfig(env: Env): Config {
   // `Production` in a deployment file must not quietly mean development.
   const production = env.NODE_ENV?.trim().toLowerCase() === 'production'
   const notices: string[] = []
 
-  const dbUrl = value(env, 'DB_URL') ?? 'sqlite:./data/books.db'
-  if (!isSupportedDbUrl(dbUrl)) {
-    throw new ConfigError(`DB_URL must be one of ${DB_URL_FORMS}`)
-  }
+  const dbUrl = readDbUrl(env)
 
   const logLevel = value(env, 'LOG_LEVEL') ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -261,21 +272,40 @@ export function loadConfig(env: Env): Config {
     username = 'admin'
     if (password !== undefined) notices.push('AUTH_USERNAME is not set: the username is "admin"')
   }
+  const generatedPassword = password === undefined
   if (password === undefined) {
     password = randomBytes(12).toString('base64url')
     notices.push(`AUTH_PASSWORD is not set: log in as "${username}" with the generated password "${password}"`)
   }
 
-  const workers = parseWorkers(value(env, 'WORKERS'))
+  // Production runs behind a proxy or in a container, whose port mapping reaches only an address
+  // of every interface; elsewhere a first run must not open a generated password to the network.
+  const host = value(env, 'HOST') ?? (production ? '0.0.0.0' : '127.0.0.1')
+  if (generatedPassword && !isLoopbackHost(host)) {
+    notices.push(`HOST=${host} lets other machines connect while the password is a generated one: set AUTH_PASSWORD, or HOST=127.0.0.1`)
+  }
+
+  let workers = parseWorkers(value(env, 'WORKERS'))
   if (workers > 1 && dbUrl === 'sqlite::memory:') {
     throw new ConfigError('WORKERS above 1 needs a shared store: sqlite::memory: would give each worker its own')
+  }
+  const dbPoolSize = parseBoundedInt(env, 'DB_POOL_SIZE', 10, 1, 1000)
+  // The workers share the instance's connections, and each needs one at least.
+  if (dbUrl.startsWith('postgres') && workers > dbPoolSize) {
+    if (value(env, 'WORKERS') !== 'auto') {
+      throw new ConfigError(
+        `WORKERS=${workers} needs DB_POOL_SIZE=${workers} at least: the workers share its connections, one at least each`,
+      )
+    }
+    notices.push(`WORKERS=auto: ${workers} CPUs, but DB_POOL_SIZE=${dbPoolSize} connections to share, so ${dbPoolSize} workers`)
+    workers = dbPoolSize
   }
 
   return {
     port: parsePort(value(env, 'PORT')),
-    host: value(env, 'HOST') ?? '0.0.0.0',
+    host,
     dbUrl,
-    dbPoolSize: parseBoundedInt(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    dbPoolSize,
     dbConnectTimeoutMs: parseBoundedInt(env, 'DB_CONNECT_TIMEOUT_MS', 2000, 1, 600_000),
     // A second below the deadline leaves the rest of the request time to answer.
     dbQueryTimeoutMs: parseBoundedInt(env, 'DB_QUERY_TIMEOUT_MS', STORE_DEADLINE_MS - 1000, 1, 600_000),

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { buildApp, type AppParts } from './app.ts'
-import type { Config } from './config.ts'
+import { isLoopbackHost, type Config } from './config.ts'
 import { PAGE_PATH } from './http/page.ts'
 import { closeConnectionsWhileDraining, drain, Lifecycle } from './lifecycle.ts'
 import { loggerOptions } from './observability/logger.ts'
@@ -38,6 +38,11 @@ export async function serve(config: Config, parts: AppParts = {}, lifecycle: Lif
   void drain(app, lifecycle).then((code) => process.exit(code))
 
   const address = await app.listen({ port: config.port, host: config.host })
+  app.log.info(
+    isLoopbackHost(config.host)
+      ? `listening on ${config.host} only: other machines cannot connect (HOST=0.0.0.0 lets them)`
+      : `listening on ${config.host}: other machines can connect`,
+  )
   app.log.info(`catalogue page at ${new URL(PAGE_PATH, address)}`)
   return app
 }

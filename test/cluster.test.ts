@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { request } from 'node:http'
 import { describe, it } from 'node:test'
-import { restartDelayMs } from '../src/cluster.ts'
-import { TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { poolShares, restartDelayMs } from '../src/cluster.ts'
+import { storeEngines, TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
+import { adminQuery, createTestSchema } from './support/postgres.ts'
 import { serviceEnv, spawnService, type LogLine } from './support/service.ts'
 import { startSlowLogin } from './support/slow-request.ts'
 
@@ -126,6 +129,74 @@ describe('WORKERS=2 login limit', { timeout: 120_000 }, () => {
       assert.deepEqual(await service.exited, { code: 0, signal: null })
     } finally {
       service.child.kill('SIGKILL')
+    }
+  })
+})
+
+const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
+
+describe('WORKERS=2 on PostgreSQL', { skip: postgres.skip, timeout: 120_000 }, () => {
+  it('holds DB_POOL_SIZE connections at most, both workers together', async (t) => {
+    const schema = await createTestSchema()
+    t.after(() => schema.drop())
+    // A name of this test's own, so that only its connections are counted.
+    const name = `book-catalogue-pool-${randomBytes(4).toString('hex')}`
+    const url = new URL(schema.url)
+    url.searchParams.set('application_name', name)
+    const service = spawnService(serviceEnv(url.toString(), { WORKERS: '2', DB_POOL_SIZE: '3', MAX_CONNECTIONS_PER_ADDRESS: '1000' }))
+    t.after(() => service.stop())
+    const port = await service.port()
+    await service.waitForLine(() => service.lines.filter(isListening).length === 2)
+    const base = `http://127.0.0.1:${port}`
+    const login = await fetch(`${base}/token`, {
+      method: 'POST',
+      body: JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }),
+    })
+    const { token } = ((await login.json()) as { data: { token: string } }).data
+
+    const connections = async () =>
+      (await adminQuery('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [name])).rows[0].n as number
+    let peak = 0
+    let loading = true
+    const sampling = (async () => {
+      while (loading) {
+        peak = Math.max(peak, await connections())
+        await sleep(5)
+      }
+    })()
+    // Each search runs a statement of its own: so many at once take every connection each worker may open.
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => fetch(`${base}/books?q=word${i}&count=true&limit=5`, { headers: { authorization: token } })),
+    )
+    loading = false
+    await sampling
+    assert.deepEqual(
+      answers.filter((answer) => answer.status !== 200).map((answer) => answer.status),
+      [],
+    )
+    // The pools keep their connections open for a while: what they hold now is what they filled up to.
+    peak = Math.max(peak, await connections())
+    assert.equal(peak, 3)
+  })
+})
+
+describe('pool shares', () => {
+  it('share out the whole of DB_POOL_SIZE as evenly as can be', () => {
+    assert.deepEqual(poolShares(10, 4), [3, 3, 2, 2])
+    assert.deepEqual(poolShares(10, 1), [10])
+    assert.deepEqual(poolShares(3, 3), [1, 1, 1])
+    for (const [total, workers] of [
+      [100, 7],
+      [1000, 256],
+      [5, 2],
+    ] as const) {
+      const shares = poolShares(total, workers)
+      assert.equal(shares.length, workers)
+      assert.equal(
+        shares.reduce((sum, share) => sum + share, 0),
+        total,
+      )
+      assert.ok(Math.max(...shares) - Math.min(...shares) <= 1)
     }
   })
 })

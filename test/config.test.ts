@@ -26,10 +26,10 @@ function refusal(env: Record<string, string>): string {
 }
 
 describe('configuration', () => {
-  test('defaults: port 8080, all addresses, ./data/books.db, log level info', () => {
+  test('defaults: port 8080 of this machine only, ./data/books.db, log level info', () => {
     const config = loadConfig({})
     assert.equal(config.port, 8080)
-    assert.equal(config.host, '0.0.0.0')
+    assert.equal(config.host, '127.0.0.1')
     assert.equal(config.dbUrl, 'sqlite:./data/books.db')
     assert.equal(config.logLevel, 'info')
     assert.equal(config.previousSecret, undefined)
@@ -97,6 +97,29 @@ describe('configuration', () => {
       const config = loadConfig({ AUTH_USERNAME: 'curator' })
       assert.equal(config.username, 'curator')
       assert.ok(config.notices.some((notice) => notice.includes('curator') && notice.includes(config.password)))
+    })
+  })
+
+  describe('HOST', () => {
+    test('production listens on every interface unless HOST says otherwise', () => {
+      assert.equal(loadConfig(production).host, '0.0.0.0')
+      assert.equal(loadConfig({ ...production, HOST: '10.0.0.5' }).host, '10.0.0.5')
+      assert.equal(loadConfig({ HOST: '' }).host, '127.0.0.1')
+    })
+
+    const warning = (notice: string) => /^HOST=.*generated.*AUTH_PASSWORD/.test(notice)
+    for (const host of ['0.0.0.0', '::', '192.0.2.7', 'books.example.org']) {
+      test(`HOST=${host} with a generated password warns that the password is open to the network`, () => {
+        assert.equal(loadConfig({ HOST: host }).notices.filter(warning).length, 1)
+      })
+    }
+    for (const host of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1', 'localhost']) {
+      test(`HOST=${host}, a loopback address, does not warn`, () => {
+        assert.deepEqual(loadConfig({ HOST: host }).notices.filter(warning), [])
+      })
+    }
+    test('HOST=0.0.0.0 with AUTH_PASSWORD set does not warn', () => {
+      assert.deepEqual(loadConfig({ HOST: '0.0.0.0', AUTH_PASSWORD: 'chosen' }).notices.filter(warning), [])
     })
   })
 
@@ -199,6 +222,24 @@ describe('configuration', () => {
 })
 
 describe('database settings', () => {
+  const postgresUrl = 'postgres://u@h/db'
+
+  it('WORKERS above DB_POOL_SIZE on PostgreSQL is refused: the workers share the pool, one connection at least each', () => {
+    assert.match(refusal({ DB_URL: postgresUrl, WORKERS: '4', DB_POOL_SIZE: '3' }), /^WORKERS=4 needs DB_POOL_SIZE=4 at least/)
+    assert.equal(loadConfig({ DB_URL: postgresUrl, WORKERS: '4', DB_POOL_SIZE: '4' }).workers, 4)
+  })
+
+  it('WORKERS=auto on PostgreSQL starts no more workers than DB_POOL_SIZE, and says so when it holds back', () => {
+    const config = loadConfig({ DB_URL: postgresUrl, WORKERS: 'auto', DB_POOL_SIZE: '1' })
+    assert.equal(config.workers, 1)
+    const heldBack = config.notices.filter((notice) => /^WORKERS=auto: .* so 1 workers$/.test(notice))
+    assert.equal(heldBack.length, availableParallelism() > 1 ? 1 : 0)
+  })
+
+  it('SQLite has no pool to share: WORKERS may exceed DB_POOL_SIZE', () => {
+    assert.equal(loadConfig({ DB_URL: 'sqlite:books.db', WORKERS: '4', DB_POOL_SIZE: '1' }).workers, 4)
+  })
+
   it('default to a pool of 10 and timeouts that answer within 5 seconds', () => {
     const config = loadConfig({})
     assert.equal(config.dbPoolSize, 10)

@@ -116,6 +116,31 @@ describe('the service as npm start runs it', () => {
     }
   })
 
+  test('without HOST, listens on 127.0.0.1 only, and says so', async () => {
+    const service = await startService({ DB_URL: 'sqlite::memory:', HOST: '' })
+    try {
+      assert.match(service.url, /^http:\/\/127\.0\.0\.1:/)
+      const said = await service.waitForLine((line) => /^listening on /.test(line.msg ?? ''))
+      assert.equal(said.msg, 'listening on 127.0.0.1 only: other machines cannot connect (HOST=0.0.0.0 lets them)')
+      assert.ok(!service.lines.some((line) => /^HOST=/.test(line.msg ?? '')))
+    } finally {
+      await service.stop()
+    }
+  })
+
+  test('HOST=0.0.0.0 with a generated password: the log says other machines can connect, and warns', async () => {
+    const service = await startService({ DB_URL: 'sqlite::memory:', HOST: '0.0.0.0' })
+    try {
+      const said = await service.waitForLine((line) => /^listening on /.test(line.msg ?? ''))
+      assert.equal(said.msg, 'listening on 0.0.0.0: other machines can connect')
+      const warning = service.lines.find((line) => /^HOST=0\.0\.0\.0 /.test(line.msg ?? ''))
+      assert.equal(warning?.level, 40)
+      assert.match(warning.msg!, /generated one: set AUTH_PASSWORD/)
+    } finally {
+      await service.stop()
+    }
+  })
+
   test('.env in the working directory is read; the environment wins over it', async () => {
     const cwd = tempDir()
     writeFileSync(join(cwd, '.env'), 'DB_URL=sqlite::memory:\nAUTH_USERNAME=from-file\nAUTH_PASSWORD=file-password\n')

@@ -6,8 +6,10 @@ import { createInterface } from 'node:readline'
 import { after } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers.ts'
+import { inReadOnlyFolder } from './read-only.ts'
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
+const INSTALL = fileURLToPath(new URL('../..', import.meta.url))
+const MAIN = join(INSTALL, 'src', 'main.ts')
 /** After this long a stopped service that has not exited is killed. */
 const STOP_TIMEOUT_MS = 5000
 
@@ -45,11 +47,14 @@ export interface SpawnOptions {
 }
 
 /** Every service this test file started, with the directory made for it, if any. */
-const started = new Set<{ service: ServiceProcess; ownDir: boolean }>()
+const started = new Set<{ service: ServiceProcess; ownDir: boolean; group: boolean }>()
 
 // A test that fails half-way may leave its service running: nothing outlives the file.
 after(async () => {
   await Promise.all([...started].map(({ service }) => service.stop('SIGKILL')))
+  // A process npm started outlives npm when the signal did not reach it, and would hold the
+  // pipes of the log open: the whole process group goes.
+  for (const { service, group } of started) if (group) killGroup(service.child.pid!)
   for (const { service, ownDir } of started) if (ownDir) rmSync(service.dir, { recursive: true, force: true })
   started.clear()
 })
@@ -75,8 +80,48 @@ export function serviceEnv(dbUrl: string, extra: Record<string, string> = {}): R
  */
 export function spawnService(env: Record<string, string> = {}, options: SpawnOptions = {}): ServiceProcess {
   const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'books-service-'))
-  const child = spawn(process.execPath, [MAIN], {
+  return launch(process.execPath, [MAIN], { cwd, env, ownDir: options.cwd === undefined, group: false })
+}
+
+export interface NpmStartOptions {
+  /** Runs npm in a mount namespace of its own in which the install is mounted read-only. */
+  readOnlyInstall?: boolean
+}
+
+/**
+ * `npm start` in the install, as an operator runs it, with `env` as its whole environment
+ * (beside PATH and HOME, which npm needs): `child` is the npm process, and relative paths in
+ * `env` are relative to the install.
+ */
+export function spawnNpmStart(env: Record<string, string> = {}, options: NpmStartOptions = {}): ServiceProcess {
+  const [command, args] = options.readOnlyInstall
+    ? // unshare and sh each replace themselves with the next program, so the child is npm itself.
+      inReadOnlyFolder(INSTALL, 'exec npm start')
+    : ['npm', ['start']]
+  return launch(command, args as string[], { cwd: INSTALL, env: { HOME: process.env.HOME ?? '/', ...env }, ownDir: false, group: true })
+}
+
+interface LaunchOptions {
+  cwd: string
+  env: Record<string, string>
+  /** Whether `cwd` was made for this service, to be removed with it. */
+  ownDir: boolean
+  /** Whether the process leads a process group of its own, which the end of the file kills whole. */
+  group: boolean
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err
+  }
+}
+
+function launch(command: string, args: string[], { cwd, env, ownDir, group }: LaunchOptions): ServiceProcess {
+  const child = spawn(command, args, {
     cwd,
+    detached: group,
     env: {
       PATH: process.env.PATH ?? '',
       // Under `--experimental-test-coverage` the service's own code counts too.
@@ -140,7 +185,7 @@ export function spawnService(env: Record<string, string> = {}, options: SpawnOpt
       return exited
     },
   }
-  started.add({ service, ownDir: options.cwd === undefined })
+  started.add({ service, ownDir, group })
   return service
 }
 
