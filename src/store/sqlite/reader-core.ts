@@ -30,10 +30,13 @@ export class ReadDeadlineError extends Error {
   }
 }
 
-/** A read whose pages come one step at a time, from a snapshot held open between steps. */
+/**
+ * A read whose pages come one step at a time: from a snapshot held open between steps, or, where
+ * no snapshot can be held, a page at a time, each starting after the last book of the one before.
+ */
 interface OpenRead {
   db: DatabaseSync
-  rows: Iterator<FoundRow>
+  rows: Iterator<FoundRow> | { after: Position | undefined }
   request: ReadRequest
 }
 
@@ -104,7 +107,8 @@ export class ReaderCore {
           db.exec('BEGIN')
         }
         const total = query.count === true ? finder.count(query.filter) : undefined
-        this.#open.set(id, { db, rows: finder.rows(query), request })
+        // Without a snapshot, a statement left open would see the writes made between its steps.
+        this.#open.set(id, { db, rows: shared ? { after: query.after } : finder.rows(query), request })
         opened = true
         return { ...this.#next(id), ...(total === undefined ? {} : { total }) }
       } catch (err) {
@@ -132,7 +136,7 @@ export class ReaderCore {
     const read = this.#open.get(id)
     if (read === undefined) return
     this.#open.delete(id)
-    read.rows.return?.()
+    if ('next' in read.rows) read.rows.return?.()
     if (read.db === this.#connections.pages) return
     try {
       if (read.db.isTransaction) read.db.exec('COMMIT')
@@ -158,16 +162,22 @@ export class ReaderCore {
   #next(id: number): StepAnswer {
     const read = this.#open.get(id)
     if (read === undefined) throw new Error(`No read ${id} is open`)
-    const rows: FoundRow[] = []
     const size = read.request.query.limit
+    let rows: FoundRow[] = []
     let done = false
-    while (rows.length < size) {
-      const next = read.rows.next()
-      if (next.done === true) {
-        done = true
-        break
+    if ('next' in read.rows) {
+      while (rows.length < size) {
+        const next = read.rows.next()
+        if (next.done === true) {
+          done = true
+          break
+        }
+        rows.push(next.value)
       }
-      rows.push(next.value)
+    } else {
+      rows = this.#finder.page({ ...read.request.query, after: read.rows.after })
+      read.rows.after = rows.at(-1)?.slice(4)
+      done = rows.length < size
     }
     if (done) this.close(id)
     return { page: pageOf(rows, read.request.json), done }
