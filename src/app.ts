@@ -1,36 +1,38 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import { authenticate } from './auth/authenticate.ts'
 import { createCredentialCheck } from './auth/credentials.ts'
 import { StoreLoginLimiter, type LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
+import { Catalogue } from './books/catalogue.ts'
 import { createCursors } from './books/cursor.ts'
 import type { Config } from './config.ts'
 import type { Lifecycle } from './lifecycle.ts'
-import { serveApiReference } from './http/api-reference.ts'
-import { ignoreContentTypes } from './http/body-parser.ts'
-import { capConnectionsPerAddress } from './http/client-share.ts'
-import { capConnections, connectionOptions } from './http/connection-limits.ts'
-import { crossOrigin } from './http/cors.ts'
-import { refuseCrossSiteWrites } from './http/cross-site.ts'
-import { errorEnvelope } from './http/error-envelope.ts'
-import { frameworkErrors } from './http/framework-errors.ts'
-import { idempotencyPlugin } from './http/idempotency.ts'
-import { metricsAccess } from './http/metrics-access.ts'
-import { answerNotFound, methodNotAllowed } from './http/not-found.ts'
-import { clientErrorHandler, refuseConnect, refuseUnknownExpectations } from './http/socket-answers.ts'
-import { serveOpenApi } from './http/openapi.ts'
-import { servePage } from './http/page.ts'
-import { partValidators } from './http/validation.ts'
-import { guardRequestBodies } from './http/request-bodies.ts'
-import { requestIdFor } from './http/request-id.ts'
-import { refuseMalformedRequestLines, REQUEST_LINE_SERVER_OPTIONS } from './http/request-line.ts'
-import { securityHeaders } from './http/security-headers.ts'
+import { serveApiReference } from './http/docs/api-reference.ts'
+import { ignoreContentTypes } from './http/plugins/body-parser.ts'
+import { capConnectionsPerAddress } from './http/wire/connections-per-address.ts'
+import { capConnections, connectionOptions } from './http/wire/connection-limits.ts'
+import { crossOrigin } from './http/plugins/cors.ts'
+import { refuseCrossSiteWrites } from './http/plugins/cross-site.ts'
+import { errorEnvelope } from './http/errors/error-handler.ts'
+import { frameworkErrors } from './http/errors/answers.ts'
+import { idempotencyPlugin } from './http/plugins/idempotency.ts'
+import { metricsAccess } from './http/plugins/metrics-access.ts'
+import { answerNotFound, methodNotAllowed } from './http/errors/not-found.ts'
+import { clientErrorHandler, refuseConnect, refuseUnknownExpectations } from './http/wire/socket-answers.ts'
+import { serveOpenApi } from './http/docs/openapi.ts'
+import { servePage } from './http/page/page.ts'
+import { partValidators } from './http/plugins/validation.ts'
+import { guardRequestBodies } from './http/wire/request-bodies.ts'
+import { requestIdFor } from './http/plugins/request-id.ts'
+import { refuseMalformedRequestLines, REQUEST_LINE_SERVER_OPTIONS } from './http/wire/request-line.ts'
+import { securityHeaders } from './http/plugins/security-headers.ts'
 import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
 import { requestLogger } from './observability/request-logger.ts'
 import { createRequestTracing } from './observability/request-tracing.ts'
 import { bookTransferRoutes } from './routes/book-transfer.ts'
 import { bookRoutes } from './routes/books.ts'
-import { operationRoutes } from './routes/operations.ts'
+import { operationRoutes } from './routes/monitoring.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { instrumentStore } from './store/instrumented.ts'
 import { openStore } from './store/open.ts'
@@ -57,7 +59,6 @@ export interface AppParts {
 export async function buildApp(config: Config, parts: AppParts = {}): Promise<FastifyInstance> {
   const metrics = parts.metrics ?? createMetrics()
   const engine = parts.store ?? (await openStore(config))
-  if (engine.connections) metrics.watchConnections(engine.connections.bind(engine))
   const store = instrumentStore(engine, metrics)
   const tokens = parts.tokens ?? createTokenService(config)
   const tracing = createRequestTracing(metrics)
@@ -90,14 +91,14 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   refuseUnknownExpectations(app.server)
 
   await app.register(tracing.plugin)
-  refuseMalformedRequestLines(app)
+  await app.register(refuseMalformedRequestLines)
   await app.register(securityHeaders)
   await app.register(crossOrigin, { origins: config.corsOrigins })
-  refuseCrossSiteWrites(app, config.corsOrigins)
+  await app.register(refuseCrossSiteWrites, { corsOrigins: config.corsOrigins })
   await app.register(errorEnvelope)
-  answerNotFound(app)
-  ignoreContentTypes(app)
-  guardRequestBodies(app, config.limits)
+  await app.register(answerNotFound)
+  await app.register(ignoreContentTypes)
+  await app.register(guardRequestBodies, config.limits)
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)
 
@@ -112,9 +113,11 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     checkCredentials: createCredentialCheck(config.username, config.password),
     limiter: parts.loginLimiter ?? new StoreLoginLimiter(store.loginFailures),
   })
+  await app.register(authenticate, { tokens, configuredUsername: config.username })
   await app.register(idempotencyPlugin, { keys: store.idempotencyKeys })
-  await app.register(bookRoutes, { store, tokens, cursors: createCursors(config) })
-  await app.register(bookTransferRoutes, { store, tokens, metrics })
+  const catalogue = new Catalogue(store)
+  await app.register(bookRoutes, { catalogue, reader: store.reader, cursors: createCursors(config) })
+  await app.register(bookTransferRoutes, { catalogue, reader: store.reader, metrics })
   await serveApiReference(app)
   await servePage(app, parts.pageRoot)
   await app.register(answerMissingMethods)

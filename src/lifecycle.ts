@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { setTimeout as wait } from 'node:timers/promises'
-import { InFlight } from './http/in-flight.ts'
+import { UnderWay } from './http/wire/under-way.ts'
 
 export const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const
 
@@ -72,7 +72,7 @@ export class Lifecycle {
  * that arrived before it, so that clients and proxies open their next connection elsewhere.
  */
 export function closeConnectionsWhileDraining(server: Server, lifecycle: Pick<Lifecycle, 'draining' | 'stopRequested'>): void {
-  const unfinished = new InFlight<ServerResponse>()
+  const unfinished = new UnderWay<ServerResponse>()
   // Before the application's own listener, so that no answer can begin first.
   server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
     if (lifecycle.draining) return void response.setHeader('connection', 'close')

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema, type TSchemaOptions } from 'typebox'
-import { MAX_SEARCH_TEXT, PATTERNS } from './books/query.ts'
+import { MAX_SEARCH_TEXT, PATTERNS } from './books/list-parameters.ts'
 
 /** Not blank after trimming; no NUL; no lone surrogate (the pattern is compiled in Unicode mode). */
 const Text = Type.String({

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { buildApp, type AppParts } from './app.ts'
 import { isLoopbackHost, type Config } from './config.ts'
-import { PAGE_PATH } from './http/page.ts'
+import { PAGE_PATH } from './http/page/page.ts'
 import { closeConnectionsWhileDraining, drain, Lifecycle } from './lifecycle.ts'
 import { loggerOptions } from './observability/logger.ts'
 

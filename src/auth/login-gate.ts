@@ -1,4 +1,4 @@
-import { HttpError } from '../http/http-error.ts'
+import { InvalidCredentials, TooManyAttempts } from './errors.ts'
 import { clientKey, type LoginLimiter } from './login-limiter.ts'
 
 /** A check of a client's count made before its attempt was read, for `decide` to go on from. */
@@ -21,10 +21,6 @@ interface Attempt {
   matches: () => boolean
   resolve: () => void
   reject: (err: unknown) => void
-}
-
-export function tooManyRequests(retryAfterSeconds: number): HttpError {
-  return new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfterSeconds) })
 }
 
 /**
@@ -56,13 +52,13 @@ export function createLoginGate(limiter: LoginLimiter): LoginGate {
       }
       while (queue.length > 0) {
         const attempt = queue.shift()!
-        if (retryAfter > 0) attempt.reject(tooManyRequests(retryAfter))
+        if (retryAfter > 0) attempt.reject(new TooManyAttempts(retryAfter))
         else if (attempt.matches()) attempt.resolve()
         else {
           failuresRecorded++
           try {
             await limiter.recordFailure(attempt.address)
-            attempt.reject(new HttpError(401, 'Invalid credentials'))
+            attempt.reject(new InvalidCredentials())
           } catch (err) {
             attempt.reject(err)
           }
@@ -78,7 +74,7 @@ export function createLoginGate(limiter: LoginLimiter): LoginGate {
     async precheck(address) {
       const precheck = { failuresRecordedBefore: failuresRecorded }
       const retryAfter = await limiter.retryAfterSeconds(address)
-      if (retryAfter > 0) throw tooManyRequests(retryAfter)
+      if (retryAfter > 0) throw new TooManyAttempts(retryAfter)
       return precheck
     },
 

@@ -1,4 +1,5 @@
 import { createSigner, createVerifier, TokenError } from 'fast-jwt'
+import type { Role } from './principal.ts'
 import { rememberVerified } from './verified-tokens.ts'
 
 export const TOKEN_LIFETIME_SECONDS = 15 * 60
@@ -7,14 +8,16 @@ const ACCEPTED_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const
 
 export interface TokenClaims {
   sub?: string
+  /** The role the token acts in; not checked here (see authenticate.ts). */
+  role?: unknown
   iat?: number
   exp: number
   nbf?: number
 }
 
 export interface TokenService {
-  /** A signed token for `subject`; throws when it cannot be signed. */
-  sign(subject: string): string
+  /** A signed token for `subject`, acting in `role`; throws when it cannot be signed. */
+  sign(subject: string, role: Role): string
   /** The claims of a valid token; throws for any token that must be refused. */
   verify(token: string): TokenClaims
 }
@@ -67,7 +70,7 @@ export function createTokenService({ secret, previousSecret }: TokenKeys): Token
   const previous = previousSecret === undefined ? undefined : verifierFor(previousSecret)
 
   return {
-    sign: (subject) => signer({ sub: subject }),
+    sign: (subject, role) => signer({ sub: subject, role }),
     verify: rememberVerified((token) => {
       checkCanonical(token)
       try {

@@ -1,5 +1,3 @@
-import type { TokenClaims } from './tokens.ts'
-
 /** Far more tokens than one instance has clients at once; each is at most 8 KiB. */
 const CAPACITY = 1000
 
@@ -8,11 +6,11 @@ const CAPACITY = 1000
  * a client's repeated token costs one map lookup. Only tokens that verified are kept; a
  * refused token is checked in full every time. When full, the oldest entry goes first.
  */
-export function rememberVerified(
-  verify: (token: string) => TokenClaims,
+export function rememberVerified<Claims extends { exp: number }>(
+  verify: (token: string) => Claims,
   { capacity = CAPACITY, now = Date.now }: { capacity?: number; now?: () => number } = {},
-): (token: string) => TokenClaims {
-  const verified = new Map<string, TokenClaims>()
+): (token: string) => Claims {
+  const verified = new Map<string, Claims>()
   return (token) => {
     const known = verified.get(token)
     // The same bound as the verifier's own expiry check.

@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
-import type { Position } from './find-query.ts'
+import type { Position } from './find.ts'
 
 /**
  * Opaque keyset cursors. A cursor holds where the next page starts and a MAC over that and

@@ -1,5 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
-import type { ConnectionStats } from '../store/store.ts'
+import { collectDefaultMetrics, Counter, Registry } from 'prom-client'
 import { SeriesHistogram } from './series-histogram.ts'
 
 /** Label of requests that matched no route, so unknown URLs cannot grow the label set. */
@@ -15,8 +14,6 @@ export interface Metrics {
   observeStore(operation: string, outcome: StoreOutcome, seconds: number): void
   /** Counts books stored by imports. */
   countImportedBooks(count: number): void
-  /** Reports the store's connection pool, read at every scrape. */
-  watchConnections(read: () => ConnectionStats): void
 }
 
 export interface MetricsOptions {
@@ -68,20 +65,6 @@ export function createMetrics({ processMetrics = true, render }: MetricsOptions 
     },
     countImportedBooks(count) {
       importedBooks.inc(count)
-    },
-    watchConnections(read) {
-      new Gauge({
-        name: 'book_store_connections',
-        help: "The store's connection pool: open connections (total), idle ones, and queries waiting for one",
-        labelNames: ['state'] as const,
-        registers: [registry],
-        collect() {
-          const { total, idle, waiting } = read()
-          this.set({ state: 'total' }, total)
-          this.set({ state: 'idle' }, idle)
-          this.set({ state: 'waiting' }, waiting)
-        },
-      })
     },
   }
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { REQUEST_ID_HEADER } from '../http/request-id.ts'
+import { REQUEST_ID_HEADER } from '../http/plugins/request-id.ts'
 import { UNMATCHED_ROUTE, type Metrics } from './metrics.ts'
 
 type FrameworkErrorHandler = NonNullable<FastifyServerOptions['frameworkErrors']>

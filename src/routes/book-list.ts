@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream'
 import type { FastifyReply } from 'fastify'
 import type { Cursors } from '../books/cursor.ts'
-import { positionShape, type FoundBook, type Position } from '../books/find-query.ts'
-import { canonicalQuery, findQueryOf, findsBooks, parseBookQuery, type BookQuery, type RawBookQuery } from '../books/query.ts'
+import { positionShape, type FoundBook, type Position } from '../books/find.ts'
+import { canonicalQuery, findQueryOf, findsBooks, parseBookQuery, type BookQuery, type RawBookQuery } from '../books/list-parameters.ts'
 import { envelope } from '../http/envelope.ts'
-import { HttpError } from '../http/http-error.ts'
+import { InvalidInput } from '../books/errors.ts'
 import type { BookPages, BookReader, JsonPage } from '../store/store.ts'
 
 /** Books read per page while the whole list is written out. */
@@ -22,7 +22,7 @@ function fits(position: Position, shape: ('number' | 'string')[]): boolean {
 function startOf(query: BookQuery, cursors: Cursors): Position | undefined {
   if (query.cursor === undefined) return undefined
   const after = cursors.open(canonicalQuery(query), query.cursor)
-  if (after === undefined || !fits(after, positionShape(findQueryOf(query, undefined, 1).order))) throw new HttpError(400, 'Invalid input')
+  if (after === undefined || !fits(after, positionShape(findQueryOf(query, undefined, 1).order))) throw new InvalidInput()
   return after
 }
 

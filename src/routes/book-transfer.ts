@@ -3,8 +3,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { clientKey } from '../auth/login-limiter.ts'
-import { requireToken } from '../auth/require-token.ts'
-import type { TokenService } from '../auth/tokens.ts'
 import { csvExport, ndjsonExport } from '../formats/book-export.ts'
 import { BookImport, IMPORT_LIMITS } from '../formats/book-import.ts'
 import { ImportTooLargeError, type RowError } from '../formats/import-errors.ts'
@@ -12,12 +10,14 @@ import { declaredBody } from '../formats/import-format.ts'
 import { importOptionsOf } from '../formats/import-options.ts'
 import { ImportSpool } from '../formats/import-spool.ts'
 import { envelope } from '../http/envelope.ts'
-import { HttpError } from '../http/http-error.ts'
+import { Refusal } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { failures, IdempotencyKeyHeader, idempotencyFailures, ListQuery } from '../schemas.ts'
-import type { Store } from '../store/store.ts'
+import type { Catalogue } from '../books/catalogue.ts'
+import { InvalidInput } from '../books/errors.ts'
+import type { BookReader } from '../store/store.ts'
 import type { Book } from '../books/book.ts'
-import { findQueryOf, parseBookQuery } from '../books/query.ts'
+import { findQueryOf, parseBookQuery } from '../books/list-parameters.ts'
 import { exportAnswers, importAnswers, importBody, ImportQuery, UNSUPPORTED_MEDIA_TYPE, unsupportedCharset } from './book-transfer-docs.ts'
 
 declare module 'fastify' {
@@ -28,8 +28,8 @@ declare module 'fastify' {
 }
 
 export interface BookTransferOptions {
-  store: Store
-  tokens: TokenService
+  catalogue: Catalogue
+  reader: BookReader
   metrics: Pick<Metrics, 'countImportedBooks'>
 }
 
@@ -60,7 +60,7 @@ const FILES = {
  */
 const IMPORT_TURN_MS = 5
 
-const tooLarge = () => new HttpError(413, 'Payload too large', { connection: 'close' })
+const tooLarge = () => new Refusal(413, 'Payload too large', { connection: 'close' })
 
 const security = [{ token: [] }]
 
@@ -75,7 +75,7 @@ function refuse(reply: FastifyReply, errors: RowError[]) {
 }
 
 /** `POST /books/import` and `GET /books/export`: books in and out by the file, in their own scope with their own body parser. */
-export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, metrics }: BookTransferOptions) {
+export async function bookTransferRoutes(app: FastifyInstance, { catalogue, reader, metrics }: BookTransferOptions) {
   // The body reaches the handler as the request stream, unparsed and unbuffered, whatever its
   // type: the formats read it as it arrives, and the handler enforces the limits.
   app.removeAllContentTypeParsers()
@@ -84,7 +84,6 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload.iterator({ destroyOnReturn: false })))
   const routes = app.withTypeProvider<TypeBoxTypeProvider>()
   routes.decorateRequest('importContentType', undefined)
-  routes.addHook('onRequest', requireToken(tokens))
 
   routes.post(
     '/books/import',
@@ -107,7 +106,7 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
       // The formats check the body, and the idempotency plugin the key; the schemas above only document them.
       validatorCompiler: () => () => true,
       bodyLimit: IMPORT_LIMITS.maxBytes,
-      config: { readsContentType: true, streamsBody: true, idempotent: true },
+      config: { access: 'editor', readsContentType: true, streamsBody: true, idempotent: true },
       // The header is read here and then removed, so that the framework's own media-type checks
       // never answer before this route can say which header to send.
       onRequest: (request, _reply, done) => {
@@ -119,7 +118,7 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
     async (request, reply) => {
       const declared = declaredBody(request.importContentType)
       if ('unsupported' in declared) {
-        throw new HttpError(415, declared.unsupported === 'type' ? UNSUPPORTED_MEDIA_TYPE : unsupportedCharset(declared.charset))
+        throw new Refusal(415, declared.unsupported === 'type' ? UNSUPPORTED_MEDIA_TYPE : unsupportedCharset(declared.charset))
       }
       const asked = importOptionsOf(request.query as Record<string, unknown>)
       if (!asked.ok) return refuse(reply, [{ message: asked.message }])
@@ -145,23 +144,28 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
           const { importable, errors, preview } = reader
           return reply.code(200).send(envelope(200, 'Import checked successfully', { importable, errors, duplicates: [], preview }))
         }
-        const answer = await store.transaction(async (repositories) => {
-          const ids: number[] = []
-          let turnStarted = performance.now()
-          for await (const { books } of spool.batches()) {
-            ids.push(...(await repositories.books.createMany(books)))
-            if (performance.now() - turnStarted >= IMPORT_TURN_MS) {
-              await nextTurn()
-              turnStarted = performance.now()
-            }
-          }
+        const answerFor = (ids: number[]) => {
           const imported = { imported: ids.length, ids }
-          const answer = envelope(201, 'Books imported successfully', skipInvalid ? { ...imported, errors: reader.errors } : imported)
-          await request.idempotency?.record(repositories, { status: 201, headers: {}, body: JSON.stringify(answer) })
-          return answer
-        })
-        metrics.countImportedBooks(answer.data.imported)
-        return reply.code(201).send(answer)
+          return envelope(201, 'Books imported successfully', skipInvalid ? { ...imported, errors: reader.errors } : imported)
+        }
+        let turnStarted = performance.now()
+        const between = async () => {
+          if (performance.now() - turnStarted < IMPORT_TURN_MS) return
+          await nextTurn()
+          turnStarted = performance.now()
+        }
+        const claim = request.idempotency
+        const ids = await catalogue.importBooks(
+          request.principal,
+          (async function* () {
+            for await (const { books } of spool.batches()) yield books
+          })(),
+          between,
+          claim &&
+            ((repositories, stored) => claim.record(repositories, { status: 201, headers: {}, body: JSON.stringify(answerFor(stored)) })),
+        )
+        metrics.countImportedBooks(ids.length)
+        return reply.code(201).send(answerFor(ids))
       } finally {
         await spool?.remove()
       }
@@ -181,16 +185,16 @@ export async function bookTransferRoutes(app: FastifyInstance, { store, tokens, 
         querystring: ExportQuery,
         response: { ...exportAnswers, 401: failures.tokenRefused },
       },
-      config: { invalidInputMessage: 'Invalid input' },
+      config: { access: 'reader', invalidInputMessage: 'Invalid input' },
     },
     async (request, reply) => {
       const { format, ...raw } = request.query
       const file = FILES[format ?? 'csv']
       // Paging has no meaning for a file, and a parameter ignored would look like a filter applied.
-      if ('limit' in raw || 'cursor' in raw) throw new HttpError(400, 'Invalid input')
+      if ('limit' in raw || 'cursor' in raw) throw new InvalidInput()
       const query = parseBookQuery(raw)
       // The first page is read before answering, so that an unreachable store is a 503, not a cut file.
-      const pages = await store.reader.pages(
+      const pages = await reader.pages(
         { ...findQueryOf(query, undefined, EXPORT_PAGE), count: query.count },
         { whole: true, client: clientKey(request.ip) },
       )

@@ -2,12 +2,11 @@ import type { FastifyInstance, onRequestAsyncHookHandler, onRequestHookHandler }
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { clientKey } from '../auth/login-limiter.ts'
-import { requireToken } from '../auth/require-token.ts'
-import type { TokenService } from '../auth/tokens.ts'
 import type { Cursors } from '../books/cursor.ts'
-import { parseBodiesAsJson } from '../http/body-parser.ts'
+import { parseBodiesAsJson } from '../http/plugins/body-parser.ts'
 import { envelope } from '../http/envelope.ts'
-import { HttpError } from '../http/http-error.ts'
+import type { Catalogue } from '../books/catalogue.ts'
+import { BookNotFound } from '../books/errors.ts'
 import {
   Book,
   BookChanges,
@@ -26,7 +25,7 @@ import {
   Success,
   withHeaders,
 } from '../schemas.ts'
-import type { Store } from '../store/store.ts'
+import type { BookReader } from '../store/store.ts'
 import type { StoredBook } from '../books/book.ts'
 import { listBooks } from './book-list.ts'
 
@@ -38,14 +37,12 @@ declare module 'fastify' {
 }
 
 export interface BookRouteOptions {
-  store: Store
-  tokens: TokenService
+  catalogue: Catalogue
+  reader: BookReader
   cursors: Cursors
 }
 
 const ID = new RegExp(ID_PATTERN)
-
-const bookNotFound = () => new HttpError(404, 'Book not found')
 
 const { invalidInput, tokenRefused, bookNotFound: noSuchBook, tooLarge, internal, storeUnavailable } = failures
 const errors = { 401: tokenRefused, 500: internal, 503: storeUnavailable }
@@ -56,7 +53,7 @@ const resolveBookId: onRequestHookHandler = (request, _reply, done) => {
   const raw = (request.params as { id: string }).id
   const id = ID.test(raw) ? Number(raw) : Number.NaN
   if (!Number.isSafeInteger(id)) {
-    done(bookNotFound())
+    done(new BookNotFound())
     return
   }
   request.bookId = id
@@ -83,14 +80,14 @@ function acceptedRevisions(header: string | undefined): number[] | undefined {
   return revisions
 }
 
-export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors }: BookRouteOptions) {
+export async function bookRoutes(app: FastifyInstance, { catalogue, reader, cursors }: BookRouteOptions) {
   parseBodiesAsJson(app)
   const books = app.withTypeProvider<TypeBoxTypeProvider>()
   books.decorateRequest('bookId', 0)
-  books.addHook('onRequest', requireToken(tokens))
 
+  // A missing book is 404 before its body is read.
   const requireExistingBook: onRequestAsyncHookHandler = async (request) => {
-    if ((await store.books.get(request.bookId)) === undefined) throw bookNotFound()
+    await catalogue.get(request.bookId)
   }
 
   books.post(
@@ -115,24 +112,23 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
           ...errors,
         },
       },
-      config: { invalidInputMessage: 'Invalid input', idempotent: true },
+      config: { access: 'editor', invalidInputMessage: 'Invalid input', idempotent: true },
     },
     async (request, reply) => {
       const { title, author, year } = request.body
       const claim = request.idempotency
       // With a key, the answer commits with the book, so that a retry finds exactly what was stored.
-      const book = claim
-        ? await store.transaction(async (repositories) => {
-            const created = await repositories.books.create({ title, author, year })
-            const answer = JSON.stringify(envelope(201, 'Book created successfully', bookOf(created)))
-            await claim.record(repositories, {
+      const book = await catalogue.create(
+        request.principal,
+        { title, author, year },
+        claim &&
+          ((repositories, created) =>
+            claim.record(repositories, {
               status: 201,
               headers: { etag: etag(created), location: `/book/${created.id}` },
-              body: answer,
-            })
-            return created
-          })
-        : await store.books.create({ title, author, year })
+              body: JSON.stringify(envelope(201, 'Book created successfully', bookOf(created))),
+            })),
+      )
       reply.code(201).header('etag', etag(book)).header('location', `/book/${book.id}`)
       return envelope(201, 'Book created successfully', book)
     },
@@ -167,9 +163,9 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
           ...errors,
         },
       },
-      config: { invalidInputMessage: 'Invalid input' },
+      config: { access: 'reader', invalidInputMessage: 'Invalid input' },
     },
-    (request, reply) => listBooks(store.reader, cursors, request.query, reply, clientKey(request.ip)),
+    (request, reply) => listBooks(reader, cursors, request.query, reply, clientKey(request.ip)),
   )
 
   books.get(
@@ -187,11 +183,11 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
           ...errors,
         },
       },
+      config: { access: 'reader' },
       onRequest: resolveBookId,
     },
     async (request, reply) => {
-      const book = await store.books.get(request.bookId)
-      if (book === undefined) throw bookNotFound()
+      const book = await catalogue.get(request.bookId)
       reply.header('etag', etag(book))
       return envelope(200, 'Book retrieved successfully', book)
     },
@@ -219,23 +215,17 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
           ...errors,
         },
       },
-      config: { invalidInputMessage: 'Invalid input' },
+      config: { access: 'editor', invalidInputMessage: 'Invalid input' },
       onRequest: [resolveBookId, requireExistingBook],
     },
     async (request, reply) => {
       const { title, author, year } = request.body
-      const expected = acceptedRevisions(request.headers['if-match'])
-      let book: StoredBook | undefined
-      if (title === undefined && author === undefined && year === undefined) {
-        book = await store.books.get(request.bookId)
-        if (book === undefined) throw bookNotFound()
-        if (expected !== undefined && !expected.includes(book.revision)) throw preconditionFailed()
-      } else {
-        const result = await store.books.update(request.bookId, { title, author, year }, expected)
-        if (result.outcome === 'missing') throw bookNotFound()
-        if (result.outcome === 'stale') throw preconditionFailed()
-        book = result.book
-      }
+      const book = await catalogue.update(
+        request.principal,
+        request.bookId,
+        { title, author, year },
+        acceptedRevisions(request.headers['if-match']),
+      )
       reply.header('etag', etag(book))
       return envelope(200, 'Book updated successfully', book)
     },
@@ -256,15 +246,12 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens, cursors 
           ...errors,
         },
       },
+      config: { access: 'editor' },
       onRequest: resolveBookId,
     },
     async (request) => {
-      if (!(await store.books.delete(request.bookId))) throw bookNotFound()
+      await catalogue.remove(request.principal, request.bookId)
       return envelope(200, 'Book deleted successfully', null)
     },
   )
-}
-
-function preconditionFailed() {
-  return new HttpError(412, 'Precondition failed')
 }

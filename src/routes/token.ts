@@ -4,9 +4,10 @@ import type { CredentialCheck } from '../auth/credentials.ts'
 import { createLoginGate, type Precheck } from '../auth/login-gate.ts'
 import type { LoginLimiter } from '../auth/login-limiter.ts'
 import type { TokenService } from '../auth/tokens.ts'
-import { parseBodiesAsJson } from '../http/body-parser.ts'
+import { parseBodiesAsJson } from '../http/plugins/body-parser.ts'
 import { envelope } from '../http/envelope.ts'
-import { HttpError } from '../http/http-error.ts'
+import { InvalidCredentials, TooManyAttempts } from '../auth/errors.ts'
+import { Refusal } from '../errors.ts'
 import { Failure, failures, LoginRequest, RETRY_AFTER, Success, TokenPayload, withHeaders } from '../schemas.ts'
 
 export interface TokenRouteOptions {
@@ -21,11 +22,9 @@ export interface TokenRouteOptions {
  * holds the password.
  */
 function logRefusal(request: FastifyRequest, err: unknown): void {
-  if (!(err instanceof HttpError)) return
-  if (err.statusCode === 429) {
-    const retryAfterSeconds = Number(err.headers['retry-after'])
-    request.log.warn({ clientAddress: request.ip, retryAfterSeconds }, 'login refused: too many failed logins')
-  } else if (err.statusCode === 401) {
+  if (err instanceof TooManyAttempts) {
+    request.log.warn({ clientAddress: request.ip, retryAfterSeconds: err.retryAfterSeconds }, 'login refused: too many failed logins')
+  } else if (err instanceof InvalidCredentials) {
     request.log.warn({ clientAddress: request.ip }, 'login failed: wrong username or password')
   }
 }
@@ -96,10 +95,10 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
       }
       let token: string
       try {
-        token = tokens.sign(username)
+        token = tokens.sign(username, 'admin')
       } catch (err) {
         request.log.error({ err }, 'token signing failed')
-        throw new HttpError(500, 'Could not generate token')
+        throw new Refusal(500, 'Could not generate token')
       }
       // RFC 6749 §5.1: responses that carry a token are never cached.
       reply.header('cache-control', 'no-store')

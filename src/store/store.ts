@@ -1,5 +1,5 @@
 import type { BookChanges, NewBook, StoredBook } from '../books/book.ts'
-import type { FindQuery, FoundBook, Position } from '../books/find-query.ts'
+import type { FindQuery, FoundBook, Position } from '../books/find.ts'
 
 export type UpdateResult = { outcome: 'updated'; book: StoredBook } | { outcome: 'missing' } | { outcome: 'stale' }
 
@@ -127,17 +127,7 @@ export interface Store extends Repositories {
   transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T>
   /** Resolves when the engine answers. */
   ping(): Promise<void>
-  /** The state of the engine's connection pool, for metrics; absent where the driver has no pool. */
-  connections?(): ConnectionStats
   close(): Promise<void>
-}
-
-export interface ConnectionStats {
-  /** Open connections, in use or idle. */
-  total: number
-  idle: number
-  /** Queries waiting for a connection. */
-  waiting: number
 }
 
 /**

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { crossOrigin } from '../../src/http/cors.ts'
-import { errorEnvelope } from '../../src/http/error-envelope.ts'
-import { securityHeaders } from '../../src/http/security-headers.ts'
+import { crossOrigin } from '../../src/http/plugins/cors.ts'
+import { errorEnvelope } from '../../src/http/errors/error-handler.ts'
+import { securityHeaders } from '../../src/http/plugins/security-headers.ts'
 import { createMetrics } from '../../src/observability/metrics.ts'
 import { createRequestTracing } from '../../src/observability/request-tracing.ts'
 

@@ -34,7 +34,7 @@ for (const engine of storeEngines) {
       const token = await issueToken(app)
       const declared = 32 * 1024 * 1024 - 100
       // Some clients leave mid-header-row, some mid-body, some just short of the end.
-      const sent = [10, 1000, 100_000, 1_000_000, 4_000_000]
+      const sent = [10, 1000, 100_000, 1_000_000]
       await Promise.all(
         sent.map(async (bytes, n) => {
           const socket = connect({ port, host: '127.0.0.1' })

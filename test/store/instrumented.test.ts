@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { FindQuery } from '../../src/books/find-query.ts'
+import type { FindQuery } from '../../src/books/find.ts'
 import { instrumentStore } from '../../src/store/instrumented.ts'
 import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { StoreUnavailableError, type Store } from '../../src/store/store.ts'

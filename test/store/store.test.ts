@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, it } from 'node:test'
-import type { FindQuery } from '../../src/books/find-query.ts'
+import type { FindQuery } from '../../src/books/find.ts'
 import { StoreUnavailableError, type Repositories, type Store } from '../../src/store/store.ts'
 import type { NewBook } from '../../src/books/book.ts'
 import { dune, storeEngines } from '../helpers.ts'

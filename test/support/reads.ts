@@ -1,5 +1,5 @@
 import type { Book } from '../../src/books/book.ts'
-import type { FindQuery, FoundBook } from '../../src/books/find-query.ts'
+import type { FindQuery, FoundBook } from '../../src/books/find.ts'
 import type { Store } from '../../src/store/store.ts'
 
 /** The first page of `query`, as one read of the store's reader gives it, with the count when asked. */

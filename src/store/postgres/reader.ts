@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import type { FindQuery, FoundBook } from '../../books/find-query.ts'
+import type { FindQuery, FoundBook } from '../../books/find.ts'
 import { countStatement, findStatement, foundBooks, needsProbe, probeStatement, type FindPlan, type FoundRow } from '../sql/find.ts'
 import type { BookPages, BookReader, JsonPage, ReadOptions } from '../store.ts'
 import { readPages, type PageStep } from '../pages.ts'

@@ -158,7 +158,7 @@ export class PostgresStore implements Store {
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly reader: BookReader
   readonly #pool: pg.Pool
-  /** Where finds run: half the connections, so that they can never take every one. */
+  /** Where finds run: a quarter of the connections, so that they can never take every one, nor every core of the server. */
   readonly #findPool: pg.Pool
   readonly #queryTimeoutMs: number
   readonly #writes: GroupCommit
@@ -167,7 +167,7 @@ export class PostgresStore implements Store {
     this.#queryTimeoutMs = queryTimeoutMs
     // Two at once: one batch is sent and run while the one before waits for its commit's WAL flush.
     this.#writes = new GroupCommit({ concurrency: 2, deadlineMs: queryTimeoutMs })
-    const findShare = Math.max(1, Math.floor(poolSize / 2))
+    const findShare = Math.max(1, Math.floor(poolSize / 4))
     const pool = (max: number, timeoutMs: number) => {
       const created = new pg.Pool({
         connectionString: url,

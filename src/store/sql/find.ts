@@ -1,4 +1,4 @@
-import { totalOrder, type BookFilter, type FindQuery, type FoundBook, type Position } from '../../books/find-query.ts'
+import { totalOrder, type BookFilter, type FindQuery, type FoundBook, type Position } from '../../books/find.ts'
 
 /**
  * One part of the books that a find reads with a SELECT of its own, and how that part is searched.

@@ -1,5 +1,5 @@
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 'node:sqlite'
-import type { BookFilter, FindQuery } from '../../books/find-query.ts'
+import type { BookFilter, FindQuery } from '../../books/find.ts'
 import {
   countStatement,
   findStatement,

@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite'
-import type { FindQuery, Position } from '../../books/find-query.ts'
+import type { FindQuery, Position } from '../../books/find.ts'
 import type { FoundRow } from '../sql/find.ts'
 import { SqliteFinder } from './find.ts'
 

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
-import type { FindQuery, FoundBook } from '../../books/find-query.ts'
+import type { FindQuery, FoundBook } from '../../books/find.ts'
 import { foundBooks } from '../sql/find.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { StoreUnavailableError, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, it, type TestContext } from 'node:test'
 import fc from 'fast-check'
-import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../../src/books/query.ts'
+import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../../src/books/list-parameters.ts'
 import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Book, NewBook } from '../../../src/books/book.ts'
@@ -15,7 +15,7 @@ import { findPage } from '../../support/reads.ts'
 async function openStore(t: TestContext, searchIndexBatch: number) {
   const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
   const path = join(dir, 'books.db')
-  const store = new SqliteStore({ path, searchIndexBatch })
+  const store = new SqliteStore({ path, searchIndexBatch, readers: 1 })
   // A second connection reads what the store's own cannot show: the indexes themselves.
   const peek = new DatabaseSync(path)
   t.after(async () => {
