@@ -12,30 +12,47 @@ const Year = Type.Integer({ minimum: -9999, maximum: 9999 })
 /** Decimal digits, no sign, no leading zero; the handler also bounds it to 2^53 - 1. */
 export const ID_PATTERN = '^[1-9][0-9]{0,15}$'
 
+/** The keyword that names a schema as a component of the OpenAPI document; validation ignores it. */
+export const COMPONENT = 'x-component'
+
+/** `schema`, named in the OpenAPI document as the component `name` (see http/docs/components.ts). */
+export function component<T extends TSchema>(name: string, schema: T): T {
+  return { ...schema, [COMPONENT]: name }
+}
+
 /** The book the examples of the API reference show. */
 export const EXAMPLE_BOOK = { id: 1, title: 'Dune', author: 'Frank Herbert', year: 1965 }
 
-export const Book = Type.Object(
-  {
-    id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Assigned by the server, ascending, never reused' }),
-    title: Type.String(),
-    author: Type.String(),
-    year: Type.Integer(),
-  },
-  { examples: [EXAMPLE_BOOK] },
+export const Book = component(
+  'Book',
+  Type.Object(
+    {
+      id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Assigned by the server, ascending, never reused' }),
+      title: Type.String(),
+      author: Type.String(),
+      year: Type.Integer(),
+    },
+    { examples: [EXAMPLE_BOOK] },
+  ),
 )
 
-export const NewBook = Type.Object(
-  { title: Text, author: Text, year: Year },
-  {
-    description: 'Members other than these are ignored; `id` is assigned by the server',
-    examples: [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }],
-  },
+export const NewBook = component(
+  'NewBook',
+  Type.Object(
+    { title: Text, author: Text, year: Year },
+    {
+      description: 'Members other than these are ignored; `id` is assigned by the server',
+      examples: [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }],
+    },
+  ),
 )
-export const BookChanges = Type.Partial(NewBook, {
-  description: 'Members present replace the stored values; `{}` changes nothing',
-  examples: [{ year: 1966 }],
-})
+export const BookChanges = component(
+  'BookChanges',
+  Type.Partial(Type.Object({ title: Text, author: Text, year: Year }), {
+    description: 'Members present replace the stored values; `{}` changes nothing',
+    examples: [{ year: 1966 }],
+  }),
+)
 
 export const BookIdParams = Type.Object({
   id: Type.String({ pattern: ID_PATTERN, description: 'A book id: decimal digits, no sign, no leading zero', examples: ['1'] }),
@@ -104,14 +121,20 @@ export const ListQuery = Type.Object({
 })
 export type ListQuery = Static<typeof ListQuery>
 
-export const LoginRequest = Type.Object(
-  { username: Type.String(), password: Type.String() },
-  { examples: [{ username: 'admin', password: 'the configured password' }] },
+export const LoginRequest = component(
+  'LoginRequest',
+  Type.Object(
+    { username: Type.String(), password: Type.String() },
+    { examples: [{ username: 'admin', password: 'the configured password' }] },
+  ),
 )
 export type LoginRequest = Static<typeof LoginRequest>
-export const TokenPayload = Type.Object({
-  token: Type.String({ description: 'A JWT (HS256) that expires 15 minutes after it was issued; send it as the Authorization header' }),
-})
+export const TokenPayload = component(
+  'TokenPayload',
+  Type.Object({
+    token: Type.String({ description: 'A JWT (HS256) that expires 15 minutes after it was issued; send it as the Authorization header' }),
+  }),
+)
 
 /** `{status, message, data}`: every answer of the book interface has this shape. */
 export function Envelope<T extends TSchema>(data: T, options: TSchemaOptions = {}) {
@@ -128,9 +151,9 @@ export function Success<T extends TSchema>(status: number, message: string, data
   return Envelope(data, { description, 'x-examples': examples(status, [message], example) })
 }
 
-/** The envelope of a failure, documented with every message it can carry. */
-export function Failure(status: number, description: string, ...messages: string[]) {
-  return Envelope(Type.Null(), { description, 'x-examples': examples(status, messages) })
+/** The envelope of a failure, named `name` in the document, with every message it can carry. */
+export function Failure(name: string, status: number, description: string, ...messages: string[]) {
+  return component(name, Envelope(Type.Null(), { description, 'x-examples': examples(status, messages) }))
 }
 
 /** Documents the headers an answer carries; serialisation ignores them. */
@@ -145,18 +168,29 @@ export const RETRY_AFTER = { 'Retry-After': 'Seconds to wait before trying again
 export const ETAG = { ETag: "The book's current state: send it in `If-Match` to update only that state" }
 
 export const failures = {
-  invalidInput: Failure(400, 'The body or a query parameter breaks the rules of a book or of the list', 'Invalid input'),
+  invalidInput: Failure('InvalidInput', 400, 'The body or a query parameter breaks the rules of a book or of the list', 'Invalid input'),
   tokenRefused: Failure(
+    'TokenRefused',
     401,
     'The Authorization header is missing, or its token is malformed, expired or wrongly signed',
     'Authorization token required',
     'Invalid token',
   ),
-  bookNotFound: Failure(404, 'No book has that id (also when the id is not a valid id)', 'Book not found'),
-  tooLarge: Failure(413, 'The body is over 64 KiB', 'Payload too large'),
-  internal: Failure(500, 'An unexpected failure; the log has the details under the request id', 'Internal server error'),
+  bookNotFound: Failure('BookNotFound', 404, 'No book has that id (also when the id is not a valid id)', 'Book not found'),
+  tooLarge: Failure('PayloadTooLarge', 413, 'The body is over 64 KiB', 'Payload too large'),
+  internal: Failure(
+    'InternalServerError',
+    500,
+    'An unexpected failure; the log has the details under the request id',
+    'Internal server error',
+  ),
   storeUnavailable: withHeaders(
-    Failure(503, 'The store cannot be reached or did not answer in time; `Retry-After` says when to try again', 'Service unavailable'),
+    Failure(
+      'ServiceUnavailable',
+      503,
+      'The store cannot be reached or did not answer in time; `Retry-After` says when to try again',
+      'Service unavailable',
+    ),
     RETRY_AFTER,
   ),
 }
@@ -175,9 +209,15 @@ export const IDEMPOTENT_REPLAYED = {
 }
 export const idempotencyFailures = {
   409: Failure(
+    'IdempotencyKeyInProgress',
     409,
     'A request with the same `Idempotency-Key` is still running; retry a little later',
     'Request with this idempotency key is in progress',
   ),
-  422: Failure(422, 'The `Idempotency-Key` was used before with another body', 'Idempotency key reused with a different request'),
+  422: Failure(
+    'IdempotencyKeyReused',
+    422,
+    'The `Idempotency-Key` was used before with another body',
+    'Idempotency key reused with a different request',
+  ),
 }

@@ -1,5 +1,5 @@
 import Type from 'typebox'
-import { Envelope, EXAMPLE_BOOK, failures, NewBook } from '../schemas.ts'
+import { component, Envelope, EXAMPLE_BOOK, failures, NewBook } from '../schemas.ts'
 
 export const UNSUPPORTED_MEDIA_TYPE =
   'Unsupported Content-Type: send Content-Type: text/csv, text/tab-separated-values, application/x-ndjson or application/json'
@@ -129,38 +129,47 @@ export const importAnswers = {
       },
     },
   }),
-  400: Envelope(ImportErrors, {
-    description:
-      'Some rows break the rules of a book (without `invalid=skip`), the body as a whole cannot be read, or a query parameter is ' +
-      'invalid: nothing was stored',
-    'x-examples': {
-      'Invalid input': {
-        value: {
-          status: 400,
-          message: 'Invalid input',
-          data: {
-            errors: [
-              { row: 2, message: 'year must be an integer from -9999 to 9999' },
-              { row: 7, message: 'Line 8 has 2 fields where the header has 3' },
-            ],
+  400: component(
+    'ImportRefused',
+    Envelope(ImportErrors, {
+      description:
+        'Some rows break the rules of a book (without `invalid=skip`), the body as a whole cannot be read, or a query parameter is ' +
+        'invalid: nothing was stored',
+      'x-examples': {
+        'Invalid input': {
+          value: {
+            status: 400,
+            message: 'Invalid input',
+            data: {
+              errors: [
+                { row: 2, message: 'year must be an integer from -9999 to 9999' },
+                { row: 7, message: 'Line 8 has 2 fields where the header has 3' },
+              ],
+            },
           },
         },
       },
-    },
-  }),
-  413: Envelope(Type.Null(), {
-    description: 'Over 100,000 books or 32 MiB: nothing was stored',
-    'x-examples': { 'Payload too large': { value: { status: 413, message: 'Payload too large', data: null } } },
-  }),
-  415: Envelope(Type.Null(), {
-    description:
-      'A Content-Type that names none of the four formats (the message says which to send), or a charset other than UTF-8, ' +
-      'UTF-16 and Windows-1252 (the message names it)',
-    'x-examples': {
-      unsupported: { value: { status: 415, message: UNSUPPORTED_MEDIA_TYPE, data: null } },
-      'unsupported charset': { value: { status: 415, message: unsupportedCharset('iso-8859-5'), data: null } },
-    },
-  }),
+    }),
+  ),
+  413: component(
+    'ImportTooLarge',
+    Envelope(Type.Null(), {
+      description: 'Over 100,000 books or 32 MiB: nothing was stored',
+      'x-examples': { 'Payload too large': { value: { status: 413, message: 'Payload too large', data: null } } },
+    }),
+  ),
+  415: component(
+    'UnsupportedMediaType',
+    Envelope(Type.Null(), {
+      description:
+        'A Content-Type that names none of the four formats (the message says which to send), or a charset other than UTF-8, ' +
+        'UTF-16 and Windows-1252 (the message names it)',
+      'x-examples': {
+        unsupported: { value: { status: 415, message: UNSUPPORTED_MEDIA_TYPE, data: null } },
+        'unsupported charset': { value: { status: 415, message: unsupportedCharset('iso-8859-5'), data: null } },
+      },
+    }),
+  ),
   500: failures.internal,
   503: failures.storeUnavailable,
 }

@@ -210,7 +210,7 @@ export async function bookRoutes(app: FastifyInstance, { catalogue, reader, curs
           200: withHeaders(Success(200, 'Book updated successfully', Book, { ...EXAMPLE_BOOK, year: 1966 }, 'The updated book'), ETAG),
           400: invalidInput,
           404: noSuchBook,
-          412: Failure(412, '`If-Match` names none of the current ETags: nothing was changed', 'Precondition failed'),
+          412: Failure('PreconditionFailed', 412, '`If-Match` names none of the current ETags: nothing was changed', 'Precondition failed'),
           413: tooLarge,
           ...errors,
         },

@@ -57,6 +57,7 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics, li
           200: Success(200, 'OK', Type.Null(), null, 'The store answered: requests can be served'),
           503: withHeaders(
             Failure(
+              'NotReady',
               503,
               `The instance is shutting down, or the store did not answer within ${STORE_DEADLINE_MS / 1000} s or failed; \`Retry-After\` says when to ask again`,
               'Service unavailable',
@@ -95,8 +96,8 @@ export async function operationRoutes(app: FastifyInstance, { store, metrics, li
               'text/plain': { schema: Type.String({ examples: ['http_requests_total{method="GET",route="/books",status="200"} 3'] }) },
             },
           },
-          401: Failure(401, '`METRICS_TOKEN` is set and the request does not carry it', 'Invalid token'),
-          403: Failure(403, '`METRICS_TOKEN` is not set and the client is not on this machine', 'Forbidden'),
+          401: Failure('MetricsTokenRefused', 401, '`METRICS_TOKEN` is set and the request does not carry it', 'Invalid token'),
+          403: Failure('MetricsForbidden', 403, '`METRICS_TOKEN` is not set and the client is not on this machine', 'Forbidden'),
         },
       },
       onRequest: metricsAccess,

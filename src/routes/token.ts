@@ -64,14 +64,25 @@ export async function tokenRoutes(app: FastifyInstance, { tokens, checkCredentia
             ),
             { 'Cache-Control': '`no-store`: the answer carries a credential' },
           ),
-          400: Failure(400, 'The body is not an object with string `username` and `password`', 'Invalid request payload'),
-          401: Failure(401, 'The username or the password is wrong', 'Invalid credentials'),
+          400: Failure(
+            'InvalidRequestPayload',
+            400,
+            'The body is not an object with string `username` and `password`',
+            'Invalid request payload',
+          ),
+          401: Failure('InvalidCredentials', 401, 'The username or the password is wrong', 'Invalid credentials'),
           413: failures.tooLarge,
           429: withHeaders(
-            Failure(429, 'Too many failed logins from this address; `Retry-After` says when to try again', 'Too many requests'),
+            Failure(
+              'TooManyRequests',
+              429,
+              'Too many failed logins from this address; `Retry-After` says when to try again',
+              'Too many requests',
+            ),
             RETRY_AFTER,
           ),
           500: Failure(
+            'CouldNotGenerateToken',
             500,
             'The token could not be signed, or another unexpected failure',
             'Could not generate token',

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
+import { withNamedComponents } from './components.ts'
 
 export const OPENAPI_PATH = '/openapi.json'
 
@@ -48,6 +49,22 @@ export async function serveOpenApi(app: FastifyInstance): Promise<void> {
     },
   })
   app.get(OPENAPI_PATH, { schema: { hide: true } }, (_request, reply) => {
-    reply.type('application/json; charset=utf-8').send(app.swagger())
+    reply.type('application/json; charset=utf-8').send(openApiDocument(app))
   })
+}
+
+/** The envelope every answer of the book interface has, whatever its `data`. */
+const ENVELOPE = {
+  type: 'object',
+  description:
+    'Every answer of the book interface: `status` repeats the HTTP status, `message` is a fixed text, `data` the payload or `null`',
+  required: ['status', 'message', 'data'],
+  properties: { status: { type: 'integer' }, message: { type: 'string' }, data: {} },
+}
+
+/** The OpenAPI document of every route of `app`, with its named components; `npm run openapi` writes it to openapi.json. */
+export function openApiDocument(app: FastifyInstance): object {
+  const document = withNamedComponents(app.swagger()) as { components: { schemas: Record<string, unknown> } }
+  document.components.schemas = { Envelope: ENVELOPE, ...document.components.schemas }
+  return document
 }

@@ -1,4 +1,5 @@
 import AjvCompiler, { type RouteDefinition, type ValidatorFactory } from '@fastify/ajv-compiler'
+import { COMPONENT } from '../../schemas.ts'
 
 // What a compiler from the pool is called with at run time: the route's schema for one part
 // (the package's own types describe Ajv's compile instead).
@@ -14,8 +15,10 @@ type ExternalSchemas = Parameters<ReturnType<typeof AjvCompiler>>[0]
  */
 function buildValidator(externalSchemas: ExternalSchemas): CompileForRoute {
   // A factory each: a factory keeps one Ajv instance per set of external schemas, whatever the options.
-  const strict = AjvCompiler()(externalSchemas, { customOptions: { coerceTypes: false } }) as unknown as CompileForRoute
-  const coercing = AjvCompiler()(externalSchemas, { customOptions: { coerceTypes: 'array' } }) as unknown as CompileForRoute
+  // The keyword that names a schema in the OpenAPI document is for the document alone.
+  const keywords = [COMPONENT]
+  const strict = AjvCompiler()(externalSchemas, { customOptions: { coerceTypes: false, keywords } }) as unknown as CompileForRoute
+  const coercing = AjvCompiler()(externalSchemas, { customOptions: { coerceTypes: 'array', keywords } }) as unknown as CompileForRoute
   return (route) => lazily(() => (route.httpPart === 'body' ? strict(route) : coercing(route)))
 }
 

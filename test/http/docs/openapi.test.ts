@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { NewBook } from '../../../src/schemas.ts'
+import { currentDocument } from '../../../scripts/openapi.ts'
 import { buildTestApp, dune, issueToken, withToken } from '../../helpers.ts'
 
 const run = promisify(execFile)
@@ -22,7 +23,13 @@ interface Operation {
 type Document = {
   openapi: string
   paths: Record<string, Record<string, Operation>>
-  components: { securitySchemes: Record<string, unknown> }
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> }
+}
+
+/** A schema of the document, with a reference to a named component followed. */
+function resolved(document: Document, schema: unknown): any {
+  const ref = (schema as { $ref?: string } | undefined)?.$ref
+  return ref === undefined ? schema : document.components.schemas[ref.slice('#/components/schemas/'.length)]
 }
 
 const BOOK_OPERATIONS = ['issueToken', 'createBook', 'listBooks', 'getBook', 'updateBook', 'deleteBook', 'importBooks']
@@ -52,6 +59,29 @@ describe('GET /openapi.json', () => {
     for (const methods of Object.values(doc.paths)) for (const op of Object.values(methods)) operations.set(op.operationId, op)
   })
   after(() => app.close())
+
+  it('is the document that npm run openapi writes to openapi.json, with named components', async () => {
+    assert.equal(
+      `${JSON.stringify(JSON.parse(body), null, 2)}\n`,
+      await readFile(new URL('../../../openapi.json', import.meta.url), 'utf8'),
+    )
+    assert.equal(await currentDocument(), `${JSON.stringify(JSON.parse(body), null, 2)}\n`)
+    for (const name of [
+      'Envelope',
+      'Book',
+      'NewBook',
+      'BookChanges',
+      'InvalidInput',
+      'TokenRefused',
+      'BookNotFound',
+      'PreconditionFailed',
+      'ServiceUnavailable',
+    ]) {
+      assert.ok(doc.components.schemas[name], name)
+    }
+    const notFound = operations.get('getBook')!.responses['404']!.content!['application/json'] as { schema: unknown }
+    assert.deepEqual(notFound.schema, { $ref: '#/components/schemas/BookNotFound' })
+  })
 
   it('is OpenAPI 3.1 with every route of the service and nothing else', () => {
     assert.equal(doc.openapi, '3.1.0')
@@ -118,8 +148,10 @@ describe('GET /openapi.json', () => {
   it('documents the request bodies with the schemas that validate them', () => {
     const media = operations.get('createBook')?.requestBody?.content['application/json'] as { schema: unknown; example: unknown }
     // The examples of a schema become the examples of its media type.
-    const { examples, ...schema } = JSON.parse(JSON.stringify(NewBook))
-    assert.deepEqual(media.schema, schema)
+    const { 'x-component': name, ...schema } = JSON.parse(JSON.stringify(NewBook))
+    assert.deepEqual(media.schema, { $ref: `#/components/schemas/${name}` })
+    assert.deepEqual(resolved(doc, media.schema), schema)
+    const { examples } = schema
     assert.deepEqual(media.example, examples[0])
   })
 
@@ -161,7 +193,7 @@ describe('GET /openapi.json', () => {
     for (const id of BOOK_OPERATIONS) {
       for (const [status, response] of Object.entries(operations.get(id)!.responses)) {
         const media = response.content?.['application/json'] as { schema?: { required: string[] } } | undefined
-        const schema = media?.schema
+        const schema = resolved(doc, media?.schema)
         assert.deepEqual(schema?.required, ['status', 'message', 'data'], `${id} ${status}`)
         assert.notEqual(response.description, 'Default Response', `${id} ${status}`)
       }
