@@ -13,9 +13,12 @@ const FILE = new URL('../openapi.json', import.meta.url)
 
 /** The document as the file holds it. */
 export async function currentDocument(): Promise<string> {
-  const app = await buildApp(loadConfig({ DB_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', AUTH_PASSWORD: 'not used to write a document' }), {
-    metrics: createMetrics({ processMetrics: false }),
-  })
+  const app = await buildApp(
+    loadConfig({ DB_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', AUTH_PASSWORD: 'not used to write a document' }),
+    {
+      metrics: createMetrics({ processMetrics: false }),
+    },
+  )
   try {
     await app.ready()
     return `${JSON.stringify(openApiDocument(app), null, 2)}\n`

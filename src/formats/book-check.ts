@@ -4,7 +4,8 @@ import { COMPONENT, NewBook as NewBookSchema } from '../schemas.ts'
 
 // Ajv, as for the body of `POST /book`; compiled on the first import, not at every start.
 let validator: ValidateFunction<NewBook> | undefined
-const valid = (book: unknown): book is NewBook => (validator ??= new Ajv({ coerceTypes: false, keywords: [COMPONENT] }).compile<NewBook>(NewBookSchema))(book)
+const valid = (book: unknown): book is NewBook =>
+  (validator ??= new Ajv({ coerceTypes: false, keywords: [COMPONENT] }).compile<NewBook>(NewBookSchema))(book)
 
 const RULES = {
   title: 'title must be text of 1 to 500 characters, not blank, with no NUL character',
