@@ -26,7 +26,8 @@ import { loadSuite, suiteNames, type BenchContext } from './bench/suites.ts'
 // Finding books, the worst a client may ask, and backups have benchmarks of their own, with their
 // own options: see scripts/bench/search.ts, scripts/bench/hostile.ts and scripts/bench/backup.ts.
 if (['search', 'hostile', 'backup'].includes(process.argv[2] ?? '')) {
-  await (await import(`./bench/${process.argv[2]}.ts`)).main(process.argv.slice(3))
+  const bench = (await import(`./bench/${process.argv[2]}.ts`)) as { main(args: string[]): Promise<void> }
+  await bench.main(process.argv.slice(3))
   process.exit(0)
 }
 

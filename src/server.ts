@@ -43,6 +43,6 @@ export async function serve(config: Config, parts: AppParts = {}, lifecycle: Lif
       ? `listening on ${config.host} only: other machines cannot connect (HOST=0.0.0.0 lets them)`
       : `listening on ${config.host}: other machines can connect`,
   )
-  app.log.info(`catalogue page at ${new URL(PAGE_PATH, address)}`)
+  app.log.info(`catalogue page at ${new URL(PAGE_PATH, address).href}`)
   return app
 }

@@ -133,7 +133,7 @@ describe('configuration', () => {
 
     for (const name of ['SECRET_TOKEN', 'AUTH_USERNAME', 'AUTH_PASSWORD'] as const) {
       test(`a missing ${name} stops start-up, naming it`, () => {
-        assert.match(refusal({ ...production, [name]: undefined } as Record<string, string>), new RegExp(`^${name} `))
+        assert.match(refusal({ ...production, [name]: undefined }), new RegExp(`^${name} `))
         assert.match(refusal({ ...production, [name]: '' }), new RegExp(`^${name} `))
       })
     }

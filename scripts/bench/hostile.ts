@@ -363,7 +363,7 @@ export async function main(args: string[]): Promise<void> {
   const keep = values.data !== undefined
   const dir = values.data ?? mkdtempSync(join(tmpdir(), 'book-bench-hostile-'))
   mkdirSync(dir, { recursive: true })
-  const engines = values.engines!.split(',')
+  const engines = values.engines.split(',')
   const body = importBody(100_000)
   const results: Result[] = []
   try {

@@ -80,16 +80,16 @@ function queries(kept: NewBook[]) {
   const twoWords = kept.map((book) => {
     const words = [...`${book.title} ${book.author}`.matchAll(WORD)].map(([word]) => word)
     const [a, b] = faker.helpers.arrayElements(words, 2)
-    return `/books?${new URLSearchParams({ q: `${a!.slice(0, 4)} ${b!.slice(0, 4)}`, limit: '20' })}`
+    return `/books?${new URLSearchParams({ q: `${a!.slice(0, 4)} ${b!.slice(0, 4)}`, limit: '20' }).toString()}`
   })
   const filtered = kept.map((book) => {
     const surname = book.author.split(/[ ,]+/)[1] ?? book.author
     const from = faker.number.int({ min: 1500, max: 1950 })
-    return `/books?${new URLSearchParams({ author: surname, year_from: String(from), sort: '-year,title', limit: '20' })}`
+    return `/books?${new URLSearchParams({ author: surname, year_from: String(from), sort: '-year,title', limit: '20' }).toString()}`
   })
   const years = kept.map(
     (book) =>
-      `/books?${new URLSearchParams({ year_from: String(book.year), year_to: String(book.year + 10), sort: 'title', limit: '20' })}`,
+      `/books?${new URLSearchParams({ year_from: String(book.year), year_to: String(book.year + 10), sort: 'title', limit: '20' }).toString()}`,
   )
   return { twoWords, filtered, years }
 }

@@ -127,7 +127,7 @@ export async function measureExport(engine: string, service: Service, token: str
   if (res.status !== 200 || res.body === null) throw new Error(`export answered ${res.status}`)
   let bytes = 0
   let lines = 0
-  for await (const chunk of res.body) {
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     bytes += chunk.byteLength
     for (const byte of chunk) if (byte === 0x0a) lines++
   }

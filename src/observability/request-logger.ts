@@ -42,7 +42,9 @@ class LazyChildLogger {
   silent(): void {}
 
   #write(level: Level, args: unknown[]): void {
-    if (this.isLevelEnabled(level)) (this.#real()[level] as LogMethod)(...args)
+    if (!this.isLevelEnabled(level)) return
+    const write: LogMethod = this.#real()[level]
+    write.apply(this.#real(), args)
   }
 
   fatal(...args: unknown[]): void {
@@ -77,4 +79,4 @@ class LazyChildLogger {
 export const requestLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) =>
   options.level !== undefined || options.serializers !== undefined
     ? logger.child(bindings, options)
-    : (new LazyChildLogger(logger as Logger, bindings) as unknown as FastifyBaseLogger)
+    : new LazyChildLogger(logger as Logger, bindings)

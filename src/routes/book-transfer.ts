@@ -120,7 +120,7 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
       if ('unsupported' in declared) {
         throw new Refusal(415, declared.unsupported === 'type' ? UNSUPPORTED_MEDIA_TYPE : unsupportedCharset(declared.charset))
       }
-      const asked = importOptionsOf(request.query as Record<string, unknown>)
+      const asked = importOptionsOf(request.query)
       if (!asked.ok) return refuse(reply, [{ message: asked.message }])
       const { dryRun, skipInvalid, columns } = asked.options
       const length = Number(request.headers['content-length'])

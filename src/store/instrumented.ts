@@ -31,7 +31,7 @@ async function timed<R>(observe: Observe, operation: string, run: () => Promise<
 /** Every method of `target`, its own and its prototypes', by name. */
 function methodNames(target: object): string[] {
   const names = new Set<string>()
-  for (let level = target; level !== null && level !== Object.prototype; level = Object.getPrototypeOf(level)) {
+  for (let level = target; level !== null && level !== Object.prototype; level = Object.getPrototypeOf(level) as object) {
     for (const name of Object.getOwnPropertyNames(level)) {
       if (name !== 'constructor' && typeof (target as Record<string, unknown>)[name] === 'function') names.add(name)
     }

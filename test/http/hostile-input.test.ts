@@ -323,7 +323,7 @@ for (const engine of storeEngines) {
           if (res.status >= 200 && res.status < 300 && (request.method === 'PUT' || request.method === 'DELETE')) {
             const target = targetId(request.path)
             assert.ok(target !== undefined && Number.isSafeInteger(target), `2xx ${request.method} on ${request.path}`)
-            touched.add(target!)
+            touched.add(target)
           }
           // HEAD answers carry no body; the API document, its reference page (and the redirect to
           // it), the catalogue page (and `/`, which leads there) and the metrics are not the envelope.

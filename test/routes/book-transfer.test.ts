@@ -155,7 +155,7 @@ for (const engine of storeEngines) {
       t.after(() => socket.destroy())
       const answer = new Promise<string>((resolve) => {
         let text = ''
-        socket.on('data', (chunk) => (text += chunk))
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString()))
         socket.on('end', () => resolve(text))
       })
       socket.write(

@@ -72,7 +72,7 @@ for (const engine of searchEngines) {
         fc.asyncProperty(fc.record({ q: text, title: text, author: text }, { requiredKeys: [] }), async (model: ModelQuery) => {
           const search = new URLSearchParams()
           for (const [name, value] of Object.entries(model)) search.append(name, value as string)
-          const res = await app.inject(withToken(token, { method: 'GET', url: `/books?${search}` }))
+          const res = await app.inject(withToken(token, { method: 'GET', url: `/books?${search.toString()}` }))
           assert.equal(res.statusCode, 200, res.body)
           assert.deepEqual(
             res.json().data.map((book: Book) => book.id),

@@ -65,7 +65,7 @@ for (const engine of searchEngines) {
     function query(params: Params): string {
       const search = new URLSearchParams()
       for (const [name, value] of Object.entries(params)) if (value !== undefined) search.append(name, String(value))
-      return `/books?${search}`
+      return `/books?${search.toString()}`
     }
 
     async function ids(params: Params): Promise<number[]> {
@@ -296,7 +296,7 @@ for (const engine of searchEngines) {
             whole,
             JSON.stringify(params),
           )
-          assert.equal(links.length, Math.ceil(whole.length / (params.limit as number)) - 1)
+          assert.equal(links.length, Math.ceil(whole.length / params.limit) - 1)
           for (const link of links) {
             const url = new URL(/^<([^>]+)>/.exec(link)![1]!, 'http://x')
             assert.equal(url.pathname, '/books')

@@ -71,7 +71,7 @@ test('other requests are answered between the pages of a long unpaged GET /books
   // As soon as the list has read its first page, ask for /healthz on the open connection.
   let pagesWhenAnswered = -1
   onFirstPage = () => {
-    nextAnswer(probe).then(() => (pagesWhenAnswered = pagesRead))
+    void nextAnswer(probe).then(() => (pagesWhenAnswered = pagesRead))
     probe.write(HEALTHZ)
   }
   const list = await fetch(`http://127.0.0.1:${port}/books`, { headers: { authorization: token } })

@@ -34,31 +34,31 @@ for (const engine of storeEngines) {
 
     it('answers each of concurrent updates and deletes as if they ran one after another', async () => {
       const [a, b, c] = await Promise.all([store.books.create(dune), store.books.create(dune), store.books.create(dune)])
-      const missing = c!.id + 1000
+      const missing = c.id + 1000
       const outcomes = await Promise.all([
-        store.books.update(a!.id, { title: 'Changed' }),
-        store.books.update(a!.id, { year: 2000 }, [2]),
-        store.books.update(a!.id, { year: 1 }, [2]),
+        store.books.update(a.id, { title: 'Changed' }),
+        store.books.update(a.id, { year: 2000 }, [2]),
+        store.books.update(a.id, { year: 1 }, [2]),
         store.books.update(missing, { title: 'Nowhere' }),
-        store.books.update(b!.id, { author: 'Someone' }, [1, 7]),
-        store.books.update(c!.id, { author: 'Someone' }, []),
-        store.books.delete(b!.id),
-        store.books.delete(b!.id),
+        store.books.update(b.id, { author: 'Someone' }, [1, 7]),
+        store.books.update(c.id, { author: 'Someone' }, []),
+        store.books.delete(b.id),
+        store.books.delete(b.id),
         store.books.delete(missing),
       ])
       assert.deepEqual(asJson(outcomes), [
-        { outcome: 'updated', book: { id: a!.id, title: 'Changed', author: dune.author, year: dune.year, revision: 2 } },
-        { outcome: 'updated', book: { id: a!.id, title: 'Changed', author: dune.author, year: 2000, revision: 3 } },
+        { outcome: 'updated', book: { id: a.id, title: 'Changed', author: dune.author, year: dune.year, revision: 2 } },
+        { outcome: 'updated', book: { id: a.id, title: 'Changed', author: dune.author, year: 2000, revision: 3 } },
         { outcome: 'stale' },
         { outcome: 'missing' },
-        { outcome: 'updated', book: { id: b!.id, title: dune.title, author: 'Someone', year: dune.year, revision: 2 } },
+        { outcome: 'updated', book: { id: b.id, title: dune.title, author: 'Someone', year: dune.year, revision: 2 } },
         { outcome: 'stale' },
         true,
         false,
         false,
       ])
-      assert.equal(await store.books.get(b!.id), undefined)
-      assert.deepEqual(asJson(await store.books.get(a!.id)), { id: a!.id, title: 'Changed', author: dune.author, year: 2000, revision: 3 })
+      assert.equal(await store.books.get(b.id), undefined)
+      assert.deepEqual(asJson(await store.books.get(a.id)), { id: a.id, title: 'Changed', author: dune.author, year: 2000, revision: 3 })
     })
 
     it('keeps writes asked for together inside a failed transaction out of the batches outside it', async () => {

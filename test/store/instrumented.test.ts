@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import type { FindQuery } from '../../src/books/find.ts'
 import { instrumentStore } from '../../src/store/instrumented.ts'
 import { SqliteStore } from '../../src/store/sqlite/store.ts'
-import { StoreUnavailableError, type Store } from '../../src/store/store.ts'
+import { StoreUnavailableError } from '../../src/store/store.ts'
 import { dune } from '../helpers.ts'
 import { findPage, listById } from '../support/reads.ts'
 
@@ -89,7 +89,7 @@ describe('instrumented store', () => {
   it('records how long the operation took, in seconds', async () => {
     const slowPing = () => new Promise<void>((resolve) => setTimeout(resolve, 40))
     const metrics = recorder()
-    const store = instrumentStore(Object.assign(new SqliteStore({ path: ':memory:' }), { ping: slowPing }) as Store, metrics)
+    const store = instrumentStore(Object.assign(new SqliteStore({ path: ':memory:' }), { ping: slowPing }), metrics)
     await store.ping()
     await store.close()
     assert.deepEqual(metrics.seen, [['ping', 'ok']])

@@ -251,8 +251,8 @@ for (const engine of storeEngines) {
     it('keeps the search columns of books created and changed together, each by its own changes', async () => {
       const [a, b] = await Promise.all([store.books.create(dune), store.books.create(catalogue[1]!)])
       await Promise.all([
-        store.books.update(a!.id, { title: 'Dune Messiah' }),
-        store.books.update(b!.id, { author: 'Stanisław Lem, translated' }),
+        store.books.update(a.id, { title: 'Dune Messiah' }),
+        store.books.update(b.id, { author: 'Stanisław Lem, translated' }),
         store.books.create(catalogue[2]!),
       ])
       const byWords = async (words: string[]) =>

@@ -98,7 +98,7 @@ export function spawnNpmStart(env: Record<string, string> = {}, options: NpmStar
     ? // unshare and sh each replace themselves with the next program, so the child is npm itself.
       inReadOnlyFolder(INSTALL, 'exec npm start')
     : ['npm', ['start']]
-  return launch(command, args as string[], { cwd: INSTALL, env: { HOME: process.env.HOME ?? '/', ...env }, ownDir: false, group: true })
+  return launch(command, args, { cwd: INSTALL, env: { HOME: process.env.HOME ?? '/', ...env }, ownDir: false, group: true })
 }
 
 interface LaunchOptions {
@@ -135,9 +135,9 @@ function launch(command: string, args: string[], { cwd, env, ownDir, group }: La
   const lines: LogLine[] = []
   const waiters = new Set<() => void>()
   let output = ''
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
-  createInterface({ input: child.stdout! }).on('line', (text) => {
+  child.stdout.on('data', (chunk) => (output += chunk))
+  child.stderr.on('data', (chunk) => (output += chunk))
+  createInterface({ input: child.stdout }).on('line', (text) => {
     try {
       lines.push(JSON.parse(text))
     } catch {

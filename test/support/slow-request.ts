@@ -6,7 +6,7 @@ export function receive(socket: Socket, done: (text: string) => boolean): Promis
   return new Promise((resolve, reject) => {
     let text = ''
     const onData = (chunk: Buffer) => {
-      text += chunk
+      text += chunk.toString()
       if (!done(text)) return
       socket.off('data', onData)
       resolve(text)

@@ -35,7 +35,7 @@ export function runStoreCommand(
     : options.readOnlyFolder !== undefined
       ? inReadOnlyFolder(options.readOnlyFolder, 'exec "$@"', [process.execPath, script, ...args])
       : [process.execPath, [script, ...args]]
-  const child = spawn(program, programArgs as string[], {
+  const child = spawn(program, programArgs, {
     cwd: options.cwd ?? INSTALL,
     env: {
       PATH: process.env.PATH ?? '',

@@ -63,9 +63,9 @@ function retryAfterSeconds(header: string | null): number | undefined {
 }
 
 export interface ApiOptions {
-  token(): string | undefined
+  token: () => string | undefined
   /** Called when a book route refuses the token: it expired or the secret changed. */
-  onTokenRefused(): void
+  onTokenRefused: () => void
 }
 
 export function createApi({ token, onTokenRefused }: ApiOptions) {

@@ -69,11 +69,13 @@ export function openBookDialog(
   )
   const dialog = openModal(host, headingId, form)
   cancel.addEventListener('click', () => dialog.close())
-  remove?.addEventListener('click', async () => {
-    // The confirmation opens over this dialog: "Cancel" there comes back to the form as it was.
-    if (!current || !(await confirmDelete(host, [current]))) return
-    dialog.close()
-    events.remove(current)
+  remove?.addEventListener('click', () => {
+    void (async () => {
+      // The confirmation opens over this dialog: "Cancel" there comes back to the form as it was.
+      if (!current || !(await confirmDelete(host, [current]))) return
+      dialog.close()
+      events.remove(current)
+    })()
   })
 
   const showErrors = (errors: FieldErrors) => {
@@ -101,31 +103,33 @@ export function openBookDialog(
     )
   }
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault()
-    messages.clear()
-    const checked = checkBook({ title: fields.title.input.value, author: fields.author.input.value, year: fields.year.input.value })
-    if ('errors' in checked) {
-      showErrors(checked.errors)
-      const first = (Object.keys(fields) as FieldName[]).find((name) => checked.errors[name])
-      if (first) fields[first].input.focus()
-      return
-    }
-    showErrors({})
-    save.disabled = true
-    try {
-      if (current === undefined) {
-        events.saved(await api.createBook(checked.book), true)
-      } else {
-        const updated = await api.updateBook(current.id, checked.book, etag)
-        events.saved(updated.book, false)
+  form.addEventListener('submit', (event) => {
+    void (async () => {
+      event.preventDefault()
+      messages.clear()
+      const checked = checkBook({ title: fields.title.input.value, author: fields.author.input.value, year: fields.year.input.value })
+      if ('errors' in checked) {
+        showErrors(checked.errors)
+        const first = (Object.keys(fields) as FieldName[]).find((name) => checked.errors[name])
+        if (first) fields[first].input.focus()
+        return
       }
-      dialog.close()
-    } catch (err) {
-      await explain(err)
-    } finally {
-      save.disabled = deleted
-    }
+      showErrors({})
+      save.disabled = true
+      try {
+        if (current === undefined) {
+          events.saved(await api.createBook(checked.book), true)
+        } else {
+          const updated = await api.updateBook(current.id, checked.book, etag)
+          events.saved(updated.book, false)
+        }
+        dialog.close()
+      } catch (err) {
+        await explain(err)
+      } finally {
+        save.disabled = deleted
+      }
+    })()
   })
 
   async function explain(err: unknown): Promise<void> {

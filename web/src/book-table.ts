@@ -9,13 +9,13 @@ const COLUMNS: { field: SortField; label: string }[] = [
 ]
 
 export interface BookTableEvents {
-  sort(field: SortField): void
+  sort: (field: SortField) => void
   /** A title was chosen: the book opens, to edit or delete it. */
-  open(book: Book): void
+  open: (book: Book) => void
   /** A row's checkbox changed; `range` when Shift was held, for every row from the one chosen before. */
-  select(book: Book, selected: boolean, range: boolean): void
+  select: (book: Book, selected: boolean, range: boolean) => void
   /** The header's checkbox changed: every row shown. */
-  selectShown(selected: boolean): void
+  selectShown: (selected: boolean) => void
 }
 
 export interface BookTable {

@@ -32,7 +32,12 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
   const importButton = h('button', { type: 'button' }, 'Import books')
   const exportButton = h('button', { type: 'button' }, 'Export CSV')
   const selection = createSelection(selectionChanged)
-  const selectionBar = createSelectionBar({ selectAll, exportSelected, deleteSelected, clear: () => selection.clear() })
+  const selectionBar = createSelectionBar({
+    selectAll: () => void selectAll(),
+    exportSelected: () => void exportSelected(),
+    deleteSelected: () => void deleteSelected(),
+    clear: () => selection.clear(),
+  })
   // Always in reach, however far down the table the person is: the toolbar stays at the top of the window.
   const toolbar = h(
     'div',
@@ -43,7 +48,7 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     selectionBar.element,
   )
   const count = h('p', { role: 'status', class: 'count' })
-  const table = createBookTable({ sort: sortBy, open: edit, select, selectShown })
+  const table = createBookTable({ sort: sortBy, open: (book) => void edit(book), select, selectShown })
   // A live region, so that "no match" is heard as well as seen.
   const empty = h('p', { class: 'empty', role: 'status' })
   const pager = createPager({
@@ -159,7 +164,7 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     }
     if (newQuery) {
       results?.close()
-      results = createResults(api.findBooks, state.query, state.page * state.size)
+      results = createResults((url, signal) => api.findBooks(url, signal), state.query, state.page * state.size)
     }
     return show()
   }
@@ -177,7 +182,7 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
   /** Asks the query again, for the same page: after an import or a deletion of many. */
   function reload(): Promise<void> {
     results?.close()
-    results = createResults(api.findBooks, state.query, state.page * state.size)
+    results = createResults((url, signal) => api.findBooks(url, signal), state.query, state.page * state.size)
     return show()
   }
 
@@ -274,11 +279,15 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     messages.clear()
     let said = 0
     selectionBar.busy(`Deleting ${countOf(books.length, 'book')}…`)
-    const { deleted, failure } = await deleteBooks(api.deleteBook, books, (done) => {
-      if (performance.now() - said < PROGRESS_INTERVAL_MS) return
-      said = performance.now()
-      selectionBar.busy(`Deleted ${formatNumber(done)} of ${countOf(books.length, 'book')}…`)
-    })
+    const { deleted, failure } = await deleteBooks(
+      (id) => api.deleteBook(id),
+      books,
+      (done) => {
+        if (performance.now() - said < PROGRESS_INTERVAL_MS) return
+        said = performance.now()
+        selectionBar.busy(`Deleted ${formatNumber(done)} of ${countOf(books.length, 'book')}…`)
+      },
+    )
     selectionBar.busy(undefined)
     selection.forget(new Set(deleted.map((book) => book.id)))
     await reload()
@@ -323,7 +332,11 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
   async function remove(book: Book) {
     messages.clear()
     const index = pageBooks().findIndex((shown) => shown.id === book.id)
-    const { deleted, failure } = await deleteBooks(api.deleteBook, [book], () => {})
+    const { deleted, failure } = await deleteBooks(
+      (id) => api.deleteBook(id),
+      [book],
+      () => {},
+    )
     if (failure !== undefined) {
       messages.error(describeError(failure), () => void remove(book))
       return
@@ -363,9 +376,8 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     })
   })
   importButton.addEventListener('click', () =>
-    openImportDialog(view, api, async (text) => {
-      await reload()
-      messages.notice(text)
+    openImportDialog(view, api, (text) => {
+      void reload().then(() => messages.notice(text))
     }),
   )
   exportButton.addEventListener('click', () => void exportAll())

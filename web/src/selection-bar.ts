@@ -2,10 +2,10 @@ import { h } from './dom.ts'
 import { countOf } from './numbers.ts'
 
 export interface SelectionBarEvents {
-  selectAll(): void
-  exportSelected(): void
-  deleteSelected(): void
-  clear(): void
+  selectAll: () => void
+  exportSelected: () => void
+  deleteSelected: () => void
+  clear: () => void
 }
 
 export interface SelectionBar {

@@ -6,15 +6,15 @@ import type { Book } from './api.ts'
  * above the table always says how many there are.
  */
 export interface Selection {
-  has(id: number): boolean
-  size(): number
-  books(): Book[]
+  has: (id: number) => boolean
+  size: () => number
+  books: () => Book[]
   /** Selects or deselects each of `books`. */
-  set(books: readonly Book[], selected: boolean): void
+  set: (books: readonly Book[], selected: boolean) => void
   /** Keeps a selected book's values current after an edit. */
-  replace(book: Book): void
-  forget(ids: ReadonlySet<number>): void
-  clear(): void
+  replace: (book: Book) => void
+  forget: (ids: ReadonlySet<number>) => void
+  clear: () => void
 }
 
 export function createSelection(changed: () => void): Selection {

@@ -27,9 +27,9 @@ function storage(): Storage | undefined {
 }
 
 export interface Session {
-  token(): string | undefined
-  start(token: string): void
-  end(): void
+  token: () => string | undefined
+  start: (token: string) => void
+  end: () => void
 }
 
 /**

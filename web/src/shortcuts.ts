@@ -2,9 +2,9 @@ import { h, uniqueId } from './dom.ts'
 import { openModal } from './modal.ts'
 
 export interface ShortcutActions {
-  search(): void
-  add(): void
-  help(): void
+  search: () => void
+  add: () => void
+  help: () => void
 }
 
 const SHORTCUTS: [keys: string[], action: string][] = [

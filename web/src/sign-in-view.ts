@@ -32,28 +32,30 @@ export function signInView(api: Api, onSignedIn: (token: string) => void, reason
   if (reason?.isError) messages.error(reason.text)
   else if (reason) messages.notice(reason.text)
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault()
-    messages.clear()
-    if (username.value === '' || password.value === '') {
-      messages.error('Enter both the username and the password.')
-      ;(username.value === '' ? username : password).focus()
-      return
-    }
-    submit.disabled = true
-    messages.notice('Signing in…')
-    try {
-      const token = await api.signIn(username.value, password.value)
+  form.addEventListener('submit', (event) => {
+    void (async () => {
+      event.preventDefault()
       messages.clear()
-      onSignedIn(token)
-    } catch (err) {
-      messages.notice('')
-      if (err instanceof ApiError && err.status === 401) messages.error('Wrong username or password.')
-      else messages.error(describeError(err))
-      password.select()
-    } finally {
-      submit.disabled = false
-    }
+      if (username.value === '' || password.value === '') {
+        messages.error('Enter both the username and the password.')
+        ;(username.value === '' ? username : password).focus()
+        return
+      }
+      submit.disabled = true
+      messages.notice('Signing in…')
+      try {
+        const token = await api.signIn(username.value, password.value)
+        messages.clear()
+        onSignedIn(token)
+      } catch (err) {
+        messages.notice('')
+        if (err instanceof ApiError && err.status === 401) messages.error('Wrong username or password.')
+        else messages.error(describeError(err))
+        password.select()
+      } finally {
+        submit.disabled = false
+      }
+    })()
   })
   queueMicrotask(() => username.focus())
   return form

@@ -19,7 +19,7 @@ function buildValidator(externalSchemas: ExternalSchemas): CompileForRoute {
   const keywords = [COMPONENT]
   const strict = AjvCompiler()(externalSchemas, { customOptions: { coerceTypes: false, keywords } }) as unknown as CompileForRoute
   const coercing = AjvCompiler()(externalSchemas, { customOptions: { coerceTypes: 'array', keywords } }) as unknown as CompileForRoute
-  return (route) => lazily(() => (route.httpPart === 'body' ? strict(route) : coercing(route)))
+  return (route) => lazily(() => (String(route.httpPart) === 'body' ? strict(route) : coercing(route)))
 }
 
 /**

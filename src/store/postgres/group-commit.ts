@@ -61,7 +61,7 @@ export class GroupCommit {
   add<I, O>(write: BatchedWrite<I, O>, input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       const pending: Pending = {
-        write: write as BatchedWrite<unknown, unknown>,
+        write: write,
         input,
         resolve: resolve as (value: unknown) => void,
         reject,

@@ -35,6 +35,6 @@ export function lookupsPerTurn<T extends { id: number }>(fetch: (ids: number[]) 
   return (id) =>
     new Promise<T | undefined>((resolve, reject) => {
       // setImmediate, not a microtask: it runs after every request that this turn's I/O delivered.
-      if (waiting.push({ id, resolve, reject }) === 1) setImmediate(flush)
+      if (waiting.push({ id, resolve, reject }) === 1) setImmediate(() => void flush())
     })
 }

@@ -304,6 +304,6 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.#pool, this.#findPool].map((pool) => (pool.ending ? undefined : pool.end())))
+    await Promise.all([this.#pool, this.#findPool].map((pool) => (pool.ending ? Promise.resolve() : pool.end())))
   }
 }

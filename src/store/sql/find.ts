@@ -89,7 +89,7 @@ function collect(dialect: FindDialect) {
   const values: unknown[] = []
   return {
     values,
-    add(value: unknown): string {
+    add: (value: unknown): string => {
       values.push(value)
       return dialect.placeholder(values.length)
     },

@@ -28,7 +28,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
  */
 export class CommitPerTurn {
   readonly #db: DatabaseSync
-  readonly #classify: (err: unknown) => unknown
+  readonly #classify: (err: unknown) => Error
   readonly #beginRead: StatementSync
   readonly #beginWrite: StatementSync
   readonly #commit: StatementSync
@@ -39,7 +39,7 @@ export class CommitPerTurn {
   /** Resolves when the connection is released; set while it is held. */
   #held: Promise<void> | undefined
 
-  constructor(db: DatabaseSync, classify: (err: unknown) => unknown) {
+  constructor(db: DatabaseSync, classify: (err: unknown) => Error) {
     this.#db = db
     this.#classify = classify
     this.#beginRead = db.prepare('BEGIN')

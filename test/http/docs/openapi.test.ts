@@ -224,7 +224,7 @@ describe('GET /openapi.json', () => {
     ]
     for (const [id, request] of cases) {
       const res = await app.inject(withToken(token, request))
-      const { status, message } = res.json() as { status: number; message: string }
+      const { status, message } = res.json<{ status: number; message: string }>()
       assert.equal(status, res.statusCode)
       assert.ok(documentedMessages(operations.get(id)!).includes(`${status} ${message}`), `${id} answered ${status} ${message}`)
     }

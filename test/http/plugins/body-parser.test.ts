@@ -42,7 +42,7 @@ describe('body parsers belong to the routes they serve', () => {
   async function scopedApp(t: TestContext) {
     const app = Fastify({ bodyLimit: 1024, schemaController: partValidators })
     t.after(() => app.close())
-    ignoreContentTypes(app)
+    await app.register(ignoreContentTypes)
     await app.register(async (scope) => {
       parseBodiesAsJson(scope)
       scope.post('/json', { schema: { body: { type: 'object' } } }, async (request) => ({ body: request.body }))

@@ -49,7 +49,7 @@ describe('cross-site requests', () => {
     const token = await issueToken(app)
     const created = await app.inject(withToken(token, { method: 'POST', url: '/book', payload: dune }))
     const id = created.json().data.id
-    const requests: InjectOptions[] = [
+    const requests: (InjectOptions & { url: string })[] = [
       { method: 'POST', url: '/book', payload: dune },
       { method: 'PUT', url: `/book/${id}`, payload: { title: 'Changed' } },
       { method: 'DELETE', url: `/book/${id}` },

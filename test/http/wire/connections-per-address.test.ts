@@ -38,12 +38,12 @@ describe('one client cannot take every connection', () => {
     let closedCount = 0
     const isClosed = attack.map(() => false)
     await new Promise<void>((resolve) =>
-      attack.forEach(({ closed }, i) =>
-        closed.then(() => {
+      attack.forEach(({ closed }, i) => {
+        void closed.then(() => {
           isClosed[i] = true
           if (++closedCount === 25) resolve()
-        }),
-      ),
+        })
+      }),
     )
     assert.equal(isClosed.filter((closed) => !closed).length, 5)
 

@@ -7,7 +7,7 @@ const values = (list: UnderWay<string>) => [...list.entries()].map((entry) => en
 describe('what the requests under way hold', () => {
   it('comes newest first, without what was deleted, wherever it stood', () => {
     const list = new UnderWay<string>()
-    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((value) => list.add(value)) as UnderWayEntry<string>[]
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map<UnderWayEntry<string>>((value) => list.add(value))
     assert.deepEqual(values(list), ['d', 'c', 'b', 'a'])
     list.delete(b!)
     assert.deepEqual(values(list), ['d', 'c', 'a'])

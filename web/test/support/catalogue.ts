@@ -63,7 +63,7 @@ export function pager(page: Page) {
 export async function waitForPage(page: Page, number: number): Promise<void> {
   await page.waitForFunction(
     (expected) =>
-      (document.querySelector('input.page-number') as HTMLInputElement | null)?.value === expected &&
+      document.querySelector<HTMLInputElement>('input.page-number')?.value === expected &&
       document.querySelector('table[aria-busy]') === null,
     String(number),
   )
