@@ -9,8 +9,8 @@ function digest(username: string, password: string): Buffer {
 
 /**
  * Compares against the one accepted pair in constant time: both members are compared at once,
- * as equal-length digests, so neither the length nor which member is wrong shows. One SHA-256
- * of the pair costs a third of one HMAC, whose key set-up dominates for inputs this short.
+ * as equal-length digests, so neither the length nor which member is wrong shows. A SHA-256 of
+ * the pair, not an HMAC: for inputs this short the HMAC's key set-up is most of its cost.
  */
 export function createCredentialCheck(username: string, password: string): CredentialCheck {
   const expected = digest(username, password)

@@ -34,8 +34,9 @@ function forNow(err: Error): Error {
 
 /**
  * Checked books of an import, kept in a temporary file between reading the body and storing
- * them. Held in memory instead, the books of a 32 MiB import stayed alive through every
- * collection while the body was parsed, and the process grew by about 250 MiB.
+ * them. Held in memory instead, the books of a large import stayed alive through every
+ * collection while the body was parsed, and the process grew by several times the body's size
+ * (docs/performance.md).
  *
  * The file is unlinked as soon as it is open: only its descriptor holds it, so it is gone when
  * the import ends however it ends, and when the process dies, nothing is left behind.

@@ -13,9 +13,9 @@ type Values = MetricValueWithName<string>[]
 /**
  * A histogram, and the counter of its observations, for prom-client's registry (which writes
  * the exposition and sums the workers of a cluster). prom-client's own validates the labels,
- * hashes them into a key and looks up the bucket by its bound as text at every observation:
- * about 1 µs each, several per request. Here a series is found by its label values joined, and
- * the bucket by index.
+ * hashes them into a key and looks up the bucket by its bound as text at every observation, of
+ * which every request makes several. Here a series is found by its label values joined, and the
+ * bucket by index (the cost of each is in docs/performance.md).
  */
 export class SeriesHistogram {
   readonly #name: string

@@ -9,7 +9,7 @@ export interface CheckedBackup {
   pageSize: number
 }
 
-/** Checking a file reads all of it, about 20 MiB a second on a small machine: larger ones say so first. */
+/** Checking a file reads all of it, which takes seconds for large ones: those say so first. */
 const LARGE_BYTES = 64 * 2 ** 20
 
 interface AppliedMigration {

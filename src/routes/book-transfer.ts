@@ -36,8 +36,8 @@ export interface BookTransferOptions {
 /**
  * Books read per query while an export streams out. Small, because what a page holds is alive
  * whenever csv-stringify's garbage sets off a young collection: V8 grows its young generation
- * with what survives those, and a page of 1,000 took a CSV export of a million books from
- * 175 to 380 MiB of peak RSS, where 200 stays near 260.
+ * with what survives those: pages of 1,000 books doubled the peak memory of a large CSV export
+ * (docs/performance.md).
  */
 const EXPORT_PAGE = 200
 
@@ -56,7 +56,8 @@ const FILES = {
 
 /**
  * How long an import stores batches before it lets other requests through. A turn after every
- * batch of 100 cost a tenth of SQLite's import rate; a few milliseconds is no wait for a reader.
+ * batch slowed SQLite's imports noticeably (docs/performance.md); a few milliseconds is no wait
+ * for a reader.
  */
 const IMPORT_TURN_MS = 5
 

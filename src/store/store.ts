@@ -131,7 +131,7 @@ export interface Store extends Repositories {
 }
 
 /**
- * Longest a request that needs the store may take before it is answered (CONTRACT: 503 within
+ * Longest a request that needs the store may take before it is answered (docs/api.md: 503 within
  * 5 s): the readiness probe waits this long, and the default operation timeout stays below it.
  */
 export const STORE_DEADLINE_MS = 5000

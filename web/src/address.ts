@@ -9,7 +9,7 @@ import { EVERY_BOOK, findParams, parseSort, type FindQuery } from './find-query.
 /** Up to 100: a page of 200 rows took over 50 ms to lay out on a slow machine, and stalled the page meanwhile. */
 export const PAGE_SIZES: readonly number[] = [25, 50, 100]
 export const DEFAULT_PAGE_SIZE = 50
-/** The longest search or filter text the service takes (CONTRACT section 9). */
+/** The longest search or filter text the service takes (docs/api.md). */
 export const TEXT_MAX_LENGTH = 200
 
 export interface ViewState {

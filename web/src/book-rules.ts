@@ -1,4 +1,4 @@
-/** The API's rules for a book (CONTRACT section 4), checked before anything is sent. */
+/** The API's rules for a book (docs/api.md), checked before anything is sent. */
 
 export const TEXT_MAX_CHARACTERS = 500
 export const YEAR_MIN = -9999

@@ -13,7 +13,7 @@ function cell(text: string): string {
 }
 
 /**
- * The books as the service's CSV export writes them (CONTRACT section 10): a byte-order mark,
+ * The books as the service's CSV export writes them (docs/api.md): a byte-order mark,
  * the header `id,title,author,year`, RFC 4180 quoting and CRLF line ends. The service's import
  * reads it back.
  */

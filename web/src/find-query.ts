@@ -1,4 +1,4 @@
-/** What the person is looking for, as the query of CONTRACT section 9 ("Finding books"). */
+/** What the person is looking for, as the query of docs/api.md ("Finding books"). */
 
 export type SortField = 'title' | 'author' | 'year'
 
@@ -56,7 +56,7 @@ export function firstPageUrl(query: FindQuery, limit: number): string {
   return `/books?${params}`
 }
 
-/** The CSV export of every book the query finds, in its order (CONTRACT section 10). */
+/** The CSV export of every book the query finds, in its order (docs/api.md). */
 export function exportUrl(query: FindQuery): string {
   const params = findParams(query)
   params.set('format', 'csv')

@@ -1,7 +1,7 @@
 import type { Api, Book } from './api.ts'
 import { firstPageUrl, type FindQuery } from './find-query.ts'
 
-/** The most books the service answers at once (CONTRACT section 4). */
+/** The most books the service answers at once (docs/api.md). */
 export const LARGEST_REQUEST = 1000
 
 /**

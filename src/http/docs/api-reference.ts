@@ -27,7 +27,7 @@ interface ReferenceFiles {
 }
 
 /**
- * The package parses a 4.3 MB module and keeps its script as a string that it would encode for
+ * The package parses a module of several megabytes and keeps its script as a string that it would encode for
  * every reader. It is imported on the first request for the docs, not at start-up, and asked
  * once for its page and script, which every answer of the process then shares.
  */

@@ -80,7 +80,7 @@ export const guardRequestBodies = fp<ConnectionLimits>(guard, { name: 'request-b
 async function guard(app: FastifyInstance, limits: ConnectionLimits): Promise<void> {
   const { minBodyBytesPerSecond: rate, bodyRateGraceMs: grace, requestTimeoutMs } = limits
   // One timer checks every body still arriving: a timer and a stream for each cost a small
-  // request a fifth of its CPU.
+  // request much of its CPU (docs/performance.md).
   const arriving = new UnderWay<ArrivingBody>()
   const check = () => {
     const now = performance.now()

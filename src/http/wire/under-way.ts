@@ -12,8 +12,8 @@ export interface UnderWayEntry<T> {
  * A list linked through its entries, not a Set. A Set used so is rehashed every few dozen
  * requests, and V8 links each table it drops to the next; once a dropped table reached the old
  * generation, it kept every later table, and the requests in them, alive through young
- * collections. Under load each collection then copied the requests under way and took 3 ms
- * instead of 0.6.
+ * collections: under load, each collection copied every request under way (docs/performance.md
+ * has the figures).
  */
 export class UnderWay<T> {
   readonly #newest: UnderWayEntry<T> = { value: undefined, newer: undefined, older: undefined }

@@ -18,9 +18,9 @@ export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 /**
  * Runs `config` on `client`, with a callback of its own. Without one, pg builds the query first
  * and sets its callback afterwards, as its `query_timeout` also does (so it is not used): the
- * rows of queries changed that way outlived young collections. Paging through a million books
- * promoted 178 MiB into the old generation, to stay there until a full collection, against
- * 2 MiB this way, and took half as long again.
+ * rows of queries changed that way outlived young collections, and paging through a long list
+ * filled the old generation with them until a full collection (docs/performance.md has the
+ * figures).
  */
 export function send<R extends QueryResultRow>(client: pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
   return new Promise((resolve, reject) => {

@@ -3,15 +3,16 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite'
 /**
  * How long the tail of books not yet in the search indexes may grow before single writes index
  * some of it (migration 012 says why there is a tail). Longer tails make each book cheaper to
- * index and each find look through more books directly: 2,000 books cost a find well under a
- * millisecond.
+ * index and each find look through more books directly; at this length the direct look costs a
+ * find little (docs/performance.md).
  */
 export const SEARCH_INDEX_BATCH = 2000
 
 /**
  * The most books one step moves into the indexes. A step runs on the thread that answers every
- * request, and FTS5 takes tens of microseconds per book: 500 keep a step to a few milliseconds,
- * where the 20,000 that imports used to index at once held every other request for a second.
+ * request, and FTS5 takes tens of microseconds per book: a step of this size is over in a few
+ * milliseconds, where the tens of thousands that imports used to index at once held every other
+ * request for as long as a second (docs/performance.md).
  */
 export const INDEX_STEP = 500
 

@@ -109,8 +109,8 @@ interface Executor {
 
 function prepareStatements(db: DatabaseSync) {
   return {
-    // No RETURNING: SQLite gathers returned rows in a table of their own first, which cost a
-    // third of the insert (2.4 µs of 8.6 with the indexes), and the new book is known without it.
+    // No RETURNING: SQLite gathers returned rows in a table of their own first, a large share of
+    // the insert's cost (docs/performance.md), and the new book is known without it.
     insert: db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
       VALUES (?, ?, ?, ?, ?, ?, ?)`),
     select: db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`),
