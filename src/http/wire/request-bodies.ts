@@ -56,21 +56,24 @@ export class RequestBody extends Readable {
   }
 }
 
-/** A body still arriving, and when it must have arrived by. */
+/** A body still arriving, when it must have arrived by, and how its read is failed. */
 interface ArrivingBody {
-  body: RequestBody
+  received: number
   started: number
   /** Past this, a body that the framework reads whole has taken longer than a whole request may. */
   wholeBy: number | undefined
+  fail: (err: Refusal) => void
 }
 
 /**
- * Every request body arrives through a RequestBody, under two limits: once `bodyRateGraceMs` have
- * passed it must keep arriving at `minBodyBytesPerSecond` on average, and a body that the
- * framework reads whole must arrive within `requestTimeoutMs`. A body that breaks either fails its
- * read with 408, which the route answers, closing the connection. A body that the route streams
- * (an import) is bounded by the rate alone: a large upload on a slow line may take longer than a
- * request may wait for its headers and a small body.
+ * Request bodies arrive under two limits: once `bodyRateGraceMs` have passed, a body must keep
+ * arriving at `minBodyBytesPerSecond` on average, and a body that the framework reads whole must
+ * arrive within `requestTimeoutMs`. A body that breaks either fails its read with 408, which the
+ * route answers, closing the connection. A body that the route streams (an import) arrives through
+ * a RequestBody and is bounded by the rate alone: a large upload on a slow line may take longer
+ * than a request may wait for its headers and a small body. A body read whole is the request
+ * stream itself, whose error is told to the framework while it reads it; once the framework has
+ * stopped reading (it answered early), a body that falls behind only has its client cut off.
  *
  * An answer sent before its body has arrived whole closes the connection, so that nothing the
  * client still sends is read, and nothing waits for it.
@@ -85,11 +88,11 @@ async function guard(app: FastifyInstance, limits: ConnectionLimits): Promise<vo
   const check = () => {
     const now = performance.now()
     for (const entry of arriving.entries()) {
-      const { body, started, wholeBy } = entry.value!
-      const tooSlow = rate > 0 && body.received < (now - started - grace) * (rate / 1000)
-      if (tooSlow || (wholeBy !== undefined && now > wholeBy)) {
+      const body = entry.value!
+      const tooSlow = rate > 0 && body.received < (now - body.started - grace) * (rate / 1000)
+      if (tooSlow || (body.wholeBy !== undefined && now > body.wholeBy)) {
         arriving.delete(entry)
-        body.destroy(new Refusal(408, 'Request timeout', { connection: 'close' }))
+        body.fail(new Refusal(408, 'Request timeout', { connection: 'close' }))
       }
     }
   }
@@ -106,12 +109,35 @@ async function guard(app: FastifyInstance, limits: ConnectionLimits): Promise<vo
       return
     }
     const started = performance.now()
-    const body = new RequestBody(request.raw)
-    const whole = request.routeOptions.config.streamsBody !== true
-    const entry = arriving.add({ body, started, wholeBy: whole ? started + requestTimeoutMs : undefined })
-    body.once('close', () => arriving.delete(entry))
-    body.once('end', () => arriving.delete(entry))
-    done(null, body)
+    const source = request.raw
+    if (request.routeOptions.config.streamsBody === true) {
+      const body = new RequestBody(source)
+      const entry = arriving.add({
+        get received() {
+          return body.received
+        },
+        started,
+        wholeBy: undefined,
+        fail: (err) => body.destroy(err),
+      })
+      body.once('close', () => arriving.delete(entry))
+      done(null, body)
+      return
+    }
+    const body: ArrivingBody = {
+      received: 0,
+      started,
+      wholeBy: started + requestTimeoutMs,
+      fail: (err) => {
+        if (source.listenerCount('error') > 0) source.emit('error', err)
+        else source.destroy()
+      },
+    }
+    const entry = arriving.add(body)
+    source.on('data', (chunk: Buffer) => (body.received += chunk.length))
+    // A request closes once its body has ended, or once it was cut short.
+    source.once('close', () => arriving.delete(entry))
+    done(null, payload)
   })
 
   app.addHook('onSend', (request, reply, payload, done) => {
