@@ -32,6 +32,8 @@ import { requestLogger } from './observability/request-logger.ts'
 import { createRequestTracing } from './observability/request-tracing.ts'
 import { bookTransferRoutes } from './routes/book-transfer.ts'
 import { bookRoutes } from './routes/books.ts'
+import { historyRoutes } from './routes/history.ts'
+import { TrashRetention } from './books/retention.ts'
 import { operationRoutes } from './routes/monitoring.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { instrumentStore } from './store/instrumented.ts'
@@ -53,6 +55,17 @@ export interface AppParts {
   pageRoot?: string
   /** Whether the instance is draining for shutdown: then it is not ready. */
   lifecycle?: Pick<Lifecycle, 'draining'>
+}
+
+/** Purges books whose time in the trash is up while the service runs. */
+function keepTrashFor(app: FastifyInstance, catalogue: Catalogue, days: number): void {
+  const retention = new TrashRetention(catalogue, {
+    days,
+    onError: (err) => app.log.warn({ err }, 'Purging the trash failed; it is tried again later'),
+  })
+  app.addHook('onReady', async () => retention.start())
+  // preClose: the step under way ends before the store closes.
+  app.addHook('preClose', () => retention.stop())
 }
 
 /** The whole service for `config`, ready to `listen` or `inject`; closing it closes the store. */
@@ -118,6 +131,8 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   const catalogue = new Catalogue(store)
   await app.register(bookRoutes, { catalogue, reader: store.reader, cursors: createCursors(config) })
   await app.register(bookTransferRoutes, { catalogue, reader: store.reader, metrics })
+  await app.register(historyRoutes, { catalogue })
+  keepTrashFor(app, catalogue, config.trashRetentionDays)
   await serveApiReference(app)
   await servePage(app, parts.pageRoot)
   await app.register(answerMissingMethods)

@@ -34,6 +34,8 @@ export interface Config {
   /** `normal` survives a crash of the process; `full` also survives a power loss. */
   sqliteSynchronous: 'normal' | 'full'
   limits: ConnectionLimits
+  /** Days a deleted book stays in the trash before it is purged. */
+  trashRetentionDays: number
   /** Worker processes sharing the port; 1 runs the service in this process. */
   workers: number
   /**
@@ -320,6 +322,7 @@ export function loadConfig(env: Env): Config {
     corsOrigins: parseCorsOrigins(value(env, 'CORS_ORIGINS')),
     sqliteSynchronous: parseSynchronous(value(env, 'SQLITE_SYNCHRONOUS')),
     limits: parseLimits(env),
+    trashRetentionDays: parseBoundedInt(env, 'TRASH_RETENTION_DAYS', 30, 0, 36_500),
     workers,
     shutdownDelayMs: parseBoundedInt(env, 'SHUTDOWN_DELAY_MS', production ? PRODUCTION_SHUTDOWN_DELAY_MS : 0, 0, MAX_GRACE_MS),
     shutdownGraceMs: parseBoundedInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, MAX_GRACE_MS),

@@ -60,7 +60,7 @@ export const BookIdParams = Type.Object({
 
 export const IfMatchHeader = Type.Object({
   'if-match': Type.Optional(
-    Type.String({ description: 'ETags (or `*`): update only while the book still has one of them, else 412', examples: ['"1"'] }),
+    Type.String({ description: 'ETags (or `*`): change the book only while it still has one of them, else 412', examples: ['"1"'] }),
   ),
 })
 
@@ -121,6 +121,71 @@ export const ListQuery = Type.Object({
 })
 export type ListQuery = Static<typeof ListQuery>
 
+const ChangeKind = Type.Union(
+  [Type.Literal('created'), Type.Literal('updated'), Type.Literal('deleted'), Type.Literal('restored'), Type.Literal('purged')],
+  { description: 'What happened: an import stores each book as a change of its own, `created`' },
+)
+const Actor = Type.String({
+  description: 'Who did it: a username, `key:` and the name of a key, or `system:retention` for a purge after the retention time',
+})
+const Time = Type.String({ format: 'date-time', description: 'RFC 3339, UTC' })
+
+export const EXAMPLE_CHANGE = { seq: 42, book_id: 1, kind: 'updated', actor: 'admin', at: '2026-11-25T09:30:00.000Z', book: EXAMPLE_BOOK }
+export const Change = component(
+  'Change',
+  Type.Object(
+    {
+      seq: Type.Integer({ minimum: 1, description: 'Increasing across the whole catalogue, in the order the changes committed' }),
+      book_id: Type.Integer({ minimum: 1 }),
+      kind: ChangeKind,
+      actor: Actor,
+      at: Time,
+      book: Type.Union([Book, Type.Null()], {
+        description: "The book's values after the change: for `deleted`, as it was; for `purged`, null",
+      }),
+    },
+    { examples: [EXAMPLE_CHANGE] },
+  ),
+)
+
+export const EXAMPLE_TRASHED = { ...EXAMPLE_BOOK, deleted_at: '2026-11-25T09:30:00.000Z', deleted_by: 'admin' }
+export const TrashedBook = component(
+  'TrashedBook',
+  Type.Object(
+    {
+      id: Type.Integer({ minimum: 1 }),
+      title: Type.String(),
+      author: Type.String(),
+      year: Type.Integer(),
+      deleted_at: Time,
+      deleted_by: Actor,
+    },
+    { examples: [EXAMPLE_TRASHED] },
+  ),
+)
+
+/** The query of the history and the trash: one page at a time, newest first. */
+export const PageQuery = Type.Object({
+  limit: Type.Optional(
+    Type.String({ pattern: PATTERNS.limit, description: 'How many per page, 1 to 1000 (default 100)', examples: ['20'] }),
+  ),
+  before: Type.Optional(
+    Type.String({
+      pattern: PATTERNS.after,
+      description: 'Only what came before this `seq`: the `Link` of the page before sets it',
+      examples: ['4242'],
+    }),
+  ),
+})
+
+export const RevertRequest = component(
+  'RevertRequest',
+  Type.Object(
+    { seq: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'A change of this book, from its history' }) },
+    { description: 'The book takes the values it had after that change', examples: [{ seq: 42 }] },
+  ),
+)
+
 export const LoginRequest = component(
   'LoginRequest',
   Type.Object(
@@ -177,6 +242,12 @@ export const failures = {
     'Invalid token',
   ),
   bookNotFound: Failure('BookNotFound', 404, 'No book has that id (also when the id is not a valid id)', 'Book not found'),
+  preconditionFailed: Failure(
+    'PreconditionFailed',
+    412,
+    '`If-Match` names none of the current ETags: nothing was changed',
+    'Precondition failed',
+  ),
   tooLarge: Failure('PayloadTooLarge', 413, 'The body is over 64 KiB', 'Payload too large'),
   internal: Failure(
     'InternalServerError',

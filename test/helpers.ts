@@ -33,6 +33,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     corsOrigins: [],
     sqliteSynchronous: 'normal',
     limits: DEFAULT_LIMITS,
+    trashRetentionDays: 30,
     workers: 1,
     shutdownDelayMs: 0,
     shutdownGraceMs: 10_000,

@@ -1,7 +1,8 @@
 import type { Principal } from '../auth/principal.ts'
 import type { Repositories, Store } from '../store/store.ts'
 import type { BookChanges, NewBook, StoredBook } from './book.ts'
-import { BookNotFound, PreconditionFailed } from './errors.ts'
+import type { Change, TrashedBook } from './change.ts'
+import { BookNotFound, InvalidInput, PreconditionFailed } from './errors.ts'
 
 /**
  * Something a write records in its own transaction, so that it commits exactly when the write
@@ -29,10 +30,10 @@ export class Catalogue {
     return book
   }
 
-  async create(_actor: Principal, book: NewBook, receipt?: Receipt<StoredBook>): Promise<StoredBook> {
-    if (receipt === undefined) return this.#store.books.create(book)
+  async create({ actor }: Principal, book: NewBook, receipt?: Receipt<StoredBook>): Promise<StoredBook> {
+    if (receipt === undefined) return this.#store.books.create(actor, book)
     return this.#store.transaction(async (repositories) => {
-      const created = await repositories.books.create(book)
+      const created = await repositories.books.create(actor, book)
       await receipt(repositories, created)
       return created
     })
@@ -43,20 +44,73 @@ export class Catalogue {
    * `ifRevisions`, still has one of them: otherwise 404, or 412 with nothing changed. No change
    * at all answers the book as it is.
    */
-  async update(_actor: Principal, id: number, changes: BookChanges, ifRevisions?: readonly number[]): Promise<StoredBook> {
+  async update({ actor }: Principal, id: number, changes: BookChanges, ifRevisions?: readonly number[]): Promise<StoredBook> {
     if (changes.title === undefined && changes.author === undefined && changes.year === undefined) {
       const book = await this.get(id)
       if (ifRevisions !== undefined && !ifRevisions.includes(book.revision)) throw new PreconditionFailed()
       return book
     }
-    const result = await this.#store.books.update(id, changes, ifRevisions)
+    const result = await this.#store.books.update(actor, id, changes, ifRevisions)
     if (result.outcome === 'missing') throw new BookNotFound()
     if (result.outcome === 'stale') throw new PreconditionFailed()
     return result.book
   }
 
-  async remove(_actor: Principal, id: number): Promise<void> {
-    if (!(await this.#store.books.delete(id))) throw new BookNotFound()
+  /** Moves the book to the trash, when it exists and, with `ifRevisions`, still has one of them: otherwise 404, or 412. */
+  async remove({ actor }: Principal, id: number, ifRevisions?: readonly number[]): Promise<void> {
+    const outcome = await this.#store.books.delete(actor, id, ifRevisions)
+    if (outcome === 'missing') throw new BookNotFound()
+    if (outcome === 'stale') throw new PreconditionFailed()
+  }
+
+  /** Brings the book back from the trash, with its id; 404 when it is not there. */
+  async restore({ actor }: Principal, id: number): Promise<StoredBook> {
+    const book = await this.#store.books.restore(actor, id)
+    if (book === undefined) throw new BookNotFound()
+    return book
+  }
+
+  /**
+   * Gives the book the values it had after its change `seq`, as an update: 404 when the book is
+   * not stored, 400 when `seq` is not one of its changes, 412 as for an update.
+   */
+  async revert(principal: Principal, id: number, seq: number, ifRevisions?: readonly number[]): Promise<StoredBook> {
+    await this.get(id)
+    const change = await this.#store.changes.get(seq)
+    if (change?.bookId !== id || change.book === null) throw new InvalidInput()
+    const { title, author, year } = change.book
+    return this.update(principal, id, { title, author, year }, ifRevisions)
+  }
+
+  /** Removes the book from the trash for good, with its history; 404 when it is not there. */
+  async purge({ actor }: Principal, id: number): Promise<void> {
+    if (!(await this.#store.books.purge(actor, id))) throw new BookNotFound()
+  }
+
+  /** The book's changes, newest first, before `before` when it is given; 404 for an id neither stored nor in the trash. */
+  async history(id: number, before: number | undefined, limit: number): Promise<Change[]> {
+    const changes = await this.#store.changes.ofBook(id, before, limit)
+    if (changes === undefined) throw new BookNotFound()
+    return changes
+  }
+
+  /** The trash, latest deletion first, after the deletion `before` when it is given. */
+  trash(before: number | undefined, limit: number): Promise<TrashedBook[]> {
+    return this.#store.trash.list(before, limit)
+  }
+
+  /** Purges up to `limit` books deleted at or before `upTo`, the oldest first; answers how many were found. */
+  async purgeExpired(principal: Principal, upTo: number, limit: number): Promise<number> {
+    const ids = await this.#store.trash.expired(upTo, limit)
+    // Another process may purge or restore one of them first: then it is simply not there.
+    await Promise.all(
+      ids.map((id) =>
+        this.purge(principal, id).catch((err: unknown) => {
+          if (!(err instanceof BookNotFound)) throw err
+        }),
+      ),
+    )
+    return ids.length
   }
 
   /**
@@ -65,7 +119,7 @@ export class Catalogue {
    * lets other requests through there.
    */
   importBooks(
-    _actor: Principal,
+    { actor }: Principal,
     batches: AsyncIterable<NewBook[]>,
     between: () => Promise<void>,
     receipt?: Receipt<number[]>,
@@ -73,7 +127,7 @@ export class Catalogue {
     return this.#store.transaction(async (repositories) => {
       const ids: number[] = []
       for await (const batch of batches) {
-        ids.push(...(await repositories.books.createMany(batch)))
+        ids.push(...(await repositories.books.createMany(actor, batch)))
         await between()
       }
       await receipt?.(repositories, ids)

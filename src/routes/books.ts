@@ -1,4 +1,4 @@
-import type { FastifyInstance, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { clientKey } from '../auth/login-limiter.ts'
@@ -6,16 +6,13 @@ import type { Cursors } from '../books/cursor.ts'
 import { parseBodiesAsJson } from '../http/plugins/body-parser.ts'
 import { envelope } from '../http/envelope.ts'
 import type { Catalogue } from '../books/catalogue.ts'
-import { BookNotFound } from '../books/errors.ts'
 import {
   Book,
   BookChanges,
   BookIdParams,
   ETAG,
   EXAMPLE_BOOK,
-  Failure,
   failures,
-  ID_PATTERN,
   IDEMPOTENT_REPLAYED,
   IdempotencyKeyHeader,
   idempotencyFailures,
@@ -26,15 +23,8 @@ import {
   withHeaders,
 } from '../schemas.ts'
 import type { BookReader } from '../store/store.ts'
-import type { StoredBook } from '../books/book.ts'
+import { acceptedRevisions, bookOf, etag, resolveBookId } from './book-identity.ts'
 import { listBooks } from './book-list.ts'
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The `{id}` of the path, once it is known to be a valid id. */
-    bookId: number
-  }
-}
 
 export interface BookRouteOptions {
   catalogue: Catalogue
@@ -42,43 +32,9 @@ export interface BookRouteOptions {
   cursors: Cursors
 }
 
-const ID = new RegExp(ID_PATTERN)
-
-const { invalidInput, tokenRefused, bookNotFound: noSuchBook, tooLarge, internal, storeUnavailable } = failures
+const { invalidInput, tokenRefused, bookNotFound: noSuchBook, tooLarge, internal, storeUnavailable, preconditionFailed } = failures
 const errors = { 401: tokenRefused, 500: internal, 503: storeUnavailable }
 const security = [{ token: [] }]
-
-/** A path `{id}` that is not an id names no book: 404, before the body is read. */
-const resolveBookId: onRequestHookHandler = (request, _reply, done) => {
-  const raw = (request.params as { id: string }).id
-  const id = ID.test(raw) ? Number(raw) : Number.NaN
-  if (!Number.isSafeInteger(id)) {
-    done(new BookNotFound())
-    return
-  }
-  request.bookId = id
-  done()
-}
-
-/** The four members a book answer carries, as the response schema writes them. */
-function bookOf({ id, title, author, year }: StoredBook) {
-  return { id, title, author, year }
-}
-
-function etag(book: StoredBook): string {
-  return `"${book.revision}"`
-}
-
-/** The revisions an `If-Match` header accepts; undefined when any revision will do. */
-function acceptedRevisions(header: string | undefined): number[] | undefined {
-  if (header === undefined || header.trim() === '*') return undefined
-  const revisions: number[] = []
-  for (const tag of header.split(',')) {
-    const match = /^"(\d{1,15})"$/.exec(tag.trim())
-    if (match) revisions.push(Number(match[1]))
-  }
-  return revisions
-}
 
 export async function bookRoutes(app: FastifyInstance, { catalogue, reader, cursors }: BookRouteOptions) {
   parseBodiesAsJson(app)
@@ -210,7 +166,7 @@ export async function bookRoutes(app: FastifyInstance, { catalogue, reader, curs
           200: withHeaders(Success(200, 'Book updated successfully', Book, { ...EXAMPLE_BOOK, year: 1966 }, 'The updated book'), ETAG),
           400: invalidInput,
           404: noSuchBook,
-          412: Failure('PreconditionFailed', 412, '`If-Match` names none of the current ETags: nothing was changed', 'Precondition failed'),
+          412: preconditionFailed,
           413: tooLarge,
           ...errors,
         },
@@ -235,14 +191,18 @@ export async function bookRoutes(app: FastifyInstance, { catalogue, reader, curs
     '/book/:id',
     {
       schema: {
-        summary: 'Delete a book',
+        summary: 'Delete a book: it goes to the trash',
+        description:
+          'The book is gone from every list, search, count and export, and waits in the trash (`GET /books/trash`) until it is restored or purged. With `If-Match`, only while the book still has one of the given ETags.',
         operationId: 'deleteBook',
         tags: ['Books'],
         security,
         params: BookIdParams,
+        headers: IfMatchHeader,
         response: {
-          200: Success(200, 'Book deleted successfully', Type.Null(), null, 'The book is gone; its id is never reused'),
+          200: Success(200, 'Book deleted successfully', Type.Null(), null, 'The book is in the trash; its id is never given to another'),
           404: noSuchBook,
+          412: preconditionFailed,
           ...errors,
         },
       },
@@ -250,7 +210,7 @@ export async function bookRoutes(app: FastifyInstance, { catalogue, reader, curs
       onRequest: resolveBookId,
     },
     async (request) => {
-      await catalogue.remove(request.principal, request.bookId)
+      await catalogue.remove(request.principal, request.bookId, acceptedRevisions(request.headers['if-match']))
       return envelope(200, 'Book deleted successfully', null)
     },
   )

@@ -1,21 +1,49 @@
 import type { BookChanges, NewBook, StoredBook } from '../books/book.ts'
+import type { Change, TrashedBook } from '../books/change.ts'
 import type { FindQuery, FoundBook, Position } from '../books/find.ts'
 
 export type UpdateResult = { outcome: 'updated'; book: StoredBook } | { outcome: 'missing' } | { outcome: 'stale' }
+export type DeleteResult = 'deleted' | 'missing' | 'stale'
 
-/** The books: one repository per engine, plain methods that each run as one atomic step. */
+/**
+ * The books: one repository per engine, plain methods that each run as one atomic step. Each
+ * write takes the actor that asks for it, and records its change (docs/api.md#history) in the
+ * same step, so that the change commits exactly when the write does.
+ */
 export interface BookRepository {
-  create(book: NewBook): Promise<StoredBook>
+  create(actor: string, book: NewBook): Promise<StoredBook>
   /** Stores every book in one statement; their new ids, in the order of `books`. */
-  createMany(books: NewBook[]): Promise<number[]>
+  createMany(actor: string, books: NewBook[]): Promise<number[]>
   get(id: number): Promise<StoredBook | undefined>
   /**
    * Applies `changes` when the book exists and, if `expectedRevisions` is given,
    * its revision is one of them; in one atomic step.
    */
-  update(id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult>
-  /** True when a book was deleted. */
-  delete(id: number): Promise<boolean>
+  update(actor: string, id: number, changes: BookChanges, expectedRevisions?: readonly number[]): Promise<UpdateResult>
+  /** Moves the book to the trash, when it exists and, if `expectedRevisions` is given, its revision is one of them. */
+  delete(actor: string, id: number, expectedRevisions?: readonly number[]): Promise<DeleteResult>
+  /** Moves the book back from the trash with its id and a new revision; undefined when it is not there. */
+  restore(actor: string, id: number): Promise<StoredBook | undefined>
+  /** Removes the book from the trash and its changes with it, leaving one `purged` change; false when it is not there. */
+  purge(actor: string, id: number): Promise<boolean>
+}
+
+/** The changes recorded with the writes of books, read back. */
+export interface ChangeRepository {
+  /**
+   * The changes of one book, newest first, with a seq below `before` when it is given; undefined
+   * when no book with that id is stored or in the trash.
+   */
+  ofBook(bookId: number, before: number | undefined, limit: number): Promise<Change[] | undefined>
+  get(seq: number): Promise<Change | undefined>
+}
+
+/** The books in the trash. Times are milliseconds since the epoch. */
+export interface TrashRepository {
+  /** The latest deletions first, each deleted by a change with a seq below `before` when it is given. */
+  list(before: number | undefined, limit: number): Promise<TrashedBook[]>
+  /** The ids of at most `limit` books deleted at or before `upTo`, the oldest deletions first. */
+  expired(upTo: number, limit: number): Promise<number[]>
 }
 
 /**
@@ -97,6 +125,8 @@ export interface BookReader {
 /** Every repository of the store, each holding the queries of one kind of record. */
 export interface Repositories {
   books: BookRepository
+  changes: ChangeRepository
+  trash: TrashRepository
   loginFailures: LoginFailureRepository
   idempotencyKeys: IdempotencyKeyRepository
 }
@@ -107,6 +137,8 @@ export interface Repositories {
  */
 export const REPOSITORY_NAMES = Object.keys({
   books: true,
+  changes: true,
+  trash: true,
   loginFailures: true,
   idempotencyKeys: true,
 } satisfies Record<keyof Repositories, true>) as (keyof Repositories)[]

@@ -303,7 +303,7 @@ for (const engine of storeEngines) {
 
       const seeded = new Map<number, StoredBook>()
       for (let i = 0; i < SEEDED; i++) {
-        const book = await store.books.create({ title: `Seed ${i} \u00e9\u{1F4D6}`, author: `Author ${i}`, year: 1900 + i })
+        const book = await store.books.create('tester', { title: `Seed ${i} \u00e9\u{1F4D6}`, author: `Author ${i}`, year: 1900 + i })
         seeded.set(book.id, book)
       }
       const touched = new Set<number>()

@@ -417,7 +417,7 @@ for (const engine of searchEngines) {
     test('without a limit, a search longer than one batch comes back whole, in order', async () => {
       const created: number[] = []
       for (let n = 0; n < 1100; n++)
-        created.push((await store.books.create({ title: `Batch ${n}`, author: 'Bulk', year: 1800 + (n % 50) })).id)
+        created.push((await store.books.create('tester', { title: `Batch ${n}`, author: 'Bulk', year: 1800 + (n % 50) })).id)
       const res = await get(query({ author: 'bulk', sort: '-year', count: 'true' }))
       assert.equal(res.statusCode, 200)
       assert.equal(res.headers['x-total-count'], '1100')
@@ -430,7 +430,7 @@ for (const engine of searchEngines) {
         found.data!.map((book) => book.id),
         expected,
       )
-      for (const id of created) await store.books.delete(id)
+      for (const id of created) await store.books.delete('tester', id)
     })
 
     describe('relevance on generated books', () => {
@@ -453,7 +453,7 @@ for (const engine of searchEngines) {
         }
       })
       after(async () => {
-        for (const book of generated) await store.books.delete(book.id)
+        for (const book of generated) await store.books.delete('tester', book.id)
       })
 
       test(`every engine orders matches as the contract's model does (seed ${seed}, SEARCH_SEED=${seed} repeats it)`, async () => {

@@ -31,7 +31,7 @@ for (const engine of storeEngines) {
     async function fill(count: number): Promise<number[]> {
       const ids = (await listById(store, 0, Number.MAX_SAFE_INTEGER)).map((book) => book.id)
       for (let n = ids.length; n < count; n++) {
-        ids.push((await store.books.create({ title: `Title ${n}`, author: `Author ${n}`, year: 1900 + (n % 100) })).id)
+        ids.push((await store.books.create('tester', { title: `Title ${n}`, author: `Author ${n}`, year: 1900 + (n % 100) })).id)
       }
       return ids.slice(0, count)
     }
@@ -210,7 +210,7 @@ describe('GET /books, short or long', () => {
   after(() => app.close())
 
   test('short and long lists carry only the members of a book', async () => {
-    for (let n = 0; n < 1500; n++) await store.books.create({ title: `Title ${n}`, author: 'Author', year: 2000 })
+    for (let n = 0; n < 1500; n++) await store.books.create('tester', { title: `Title ${n}`, author: 'Author', year: 2000 })
     for (const url of ['/books?after=1000', '/books']) {
       const res = await app.inject(withToken(token, { method: 'GET', url }))
       assert.equal(res.statusCode, 200)

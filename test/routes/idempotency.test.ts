@@ -22,6 +22,8 @@ function heldStore(store: Store, where: 'before' | 'after') {
   const held: Store = {
     reader: store.reader,
     books: store.books,
+    changes: store.changes,
+    trash: store.trash,
     loginFailures: store.loginFailures,
     idempotencyKeys: store.idempotencyKeys,
     async transaction(work) {

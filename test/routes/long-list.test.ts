@@ -51,6 +51,8 @@ test('other requests are answered between the pages of a long unpaged GET /books
   const store: Store = {
     reader,
     books: real.books,
+    changes: real.changes,
+    trash: real.trash,
     loginFailures: real.loginFailures,
     idempotencyKeys: real.idempotencyKeys,
     transaction: real.transaction.bind(real),

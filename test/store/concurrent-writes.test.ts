@@ -23,7 +23,7 @@ for (const engine of storeEngines) {
 
     it('gives concurrent creates rising ids in the order they were asked for', async () => {
       const titles = Array.from({ length: 30 }, (_, i) => `Book ${i}`)
-      const created = await Promise.all(titles.map((title) => store.books.create({ ...dune, title })))
+      const created = await Promise.all(titles.map((title) => store.books.create('tester', { ...dune, title })))
       assert.deepEqual(
         created.map((book) => book.title),
         titles,
@@ -33,18 +33,22 @@ for (const engine of storeEngines) {
     })
 
     it('answers each of concurrent updates and deletes as if they ran one after another', async () => {
-      const [a, b, c] = await Promise.all([store.books.create(dune), store.books.create(dune), store.books.create(dune)])
+      const [a, b, c] = await Promise.all([
+        store.books.create('tester', dune),
+        store.books.create('tester', dune),
+        store.books.create('tester', dune),
+      ])
       const missing = c.id + 1000
       const outcomes = await Promise.all([
-        store.books.update(a.id, { title: 'Changed' }),
-        store.books.update(a.id, { year: 2000 }, [2]),
-        store.books.update(a.id, { year: 1 }, [2]),
-        store.books.update(missing, { title: 'Nowhere' }),
-        store.books.update(b.id, { author: 'Someone' }, [1, 7]),
-        store.books.update(c.id, { author: 'Someone' }, []),
-        store.books.delete(b.id),
-        store.books.delete(b.id),
-        store.books.delete(missing),
+        store.books.update('tester', a.id, { title: 'Changed' }),
+        store.books.update('tester', a.id, { year: 2000 }, [2]),
+        store.books.update('tester', a.id, { year: 1 }, [2]),
+        store.books.update('tester', missing, { title: 'Nowhere' }),
+        store.books.update('tester', b.id, { author: 'Someone' }, [1, 7]),
+        store.books.update('tester', c.id, { author: 'Someone' }, []),
+        store.books.delete('tester', b.id),
+        store.books.delete('tester', b.id),
+        store.books.delete('tester', missing),
       ])
       assert.deepEqual(asJson(outcomes), [
         { outcome: 'updated', book: { id: a.id, title: 'Changed', author: dune.author, year: dune.year, revision: 2 } },
@@ -53,9 +57,9 @@ for (const engine of storeEngines) {
         { outcome: 'missing' },
         { outcome: 'updated', book: { id: b.id, title: dune.title, author: 'Someone', year: dune.year, revision: 2 } },
         { outcome: 'stale' },
-        true,
-        false,
-        false,
+        'deleted',
+        'missing',
+        'missing',
       ])
       assert.equal(await store.books.get(b.id), undefined)
       assert.deepEqual(asJson(await store.books.get(a.id)), { id: a.id, title: 'Changed', author: dune.author, year: 2000, revision: 3 })
@@ -66,8 +70,11 @@ for (const engine of storeEngines) {
       let outside: Promise<StoredBook> | undefined
       await assert.rejects(
         store.transaction(async ({ books }) => {
-          outside = store.books.create({ ...dune, title: 'Outside' })
-          await Promise.all([books.create({ ...dune, title: 'Inside 1' }), books.create({ ...dune, title: 'Inside 2' })])
+          outside = store.books.create('tester', { ...dune, title: 'Outside' })
+          await Promise.all([
+            books.create('tester', { ...dune, title: 'Inside 1' }),
+            books.create('tester', { ...dune, title: 'Inside 2' }),
+          ])
           throw failure
         }),
         failure,
@@ -78,9 +85,9 @@ for (const engine of storeEngines) {
 
     it('fails only the write that breaks a rule, and keeps the others of its batch', async () => {
       const outcomes = await Promise.allSettled([
-        store.books.create({ ...dune, title: 'Fine' }),
-        store.books.create({ ...dune, title: 'x'.repeat(501) }),
-        store.books.create({ ...dune, title: 'Also fine' }),
+        store.books.create('tester', { ...dune, title: 'Fine' }),
+        store.books.create('tester', { ...dune, title: 'x'.repeat(501) }),
+        store.books.create('tester', { ...dune, title: 'Also fine' }),
       ])
       assert.deepEqual(
         outcomes.map((o) => o.status),

@@ -83,9 +83,9 @@ for (const engine of storeEngines) {
 
     test('createMany stores every book in one statement and answers their ids in order', async (t) => {
       const store = await open(t)
-      const before = await store.books.create(dune)
+      const before = await store.books.create('tester', dune)
       const books = Array.from({ length: 1500 }, (_, i) => ({ title: `T${i}`, author: `A${i}`, year: i - 750 }))
-      const ids = await store.books.createMany(books)
+      const ids = await store.books.createMany('tester', books)
       assert.equal(ids.length, books.length)
       assert.ok(ids.every((id, i) => id > before.id && (i === 0 || id > ids[i - 1]!)))
       const stored = await listById(store, before.id, 2000)

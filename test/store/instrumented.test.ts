@@ -21,7 +21,7 @@ describe('instrumented store', () => {
   it('answers what the store answers and records each operation as ok', async () => {
     const metrics = recorder()
     const store = instrumentStore(new SqliteStore({ path: ':memory:' }), metrics)
-    const book = await store.books.create(dune)
+    const book = await store.books.create('tester', dune)
     // node:sqlite rows have no prototype: compare their members.
     assert.deepEqual({ ...(await store.books.get(book.id)) }, { ...book })
     assert.deepEqual(await listById(store, 0, 10), [{ id: book.id, ...dune }])
@@ -36,7 +36,7 @@ describe('instrumented store', () => {
   it("keeps the engine's own serialisation of pages, recorded as a find", async () => {
     const metrics = recorder()
     const store = instrumentStore(new SqliteStore({ path: ':memory:' }), metrics)
-    const book = await store.books.create(dune)
+    const book = await store.books.create('tester', dune)
     const query: FindQuery = { filter: {}, order: { relevance: false, keys: [{ field: 'id', descending: false }] }, limit: 10 }
     const pages = await store.reader.pages(query, { whole: true, json: true })
     const json = []
@@ -56,7 +56,7 @@ describe('instrumented store', () => {
     Object.assign(engine.books, { count: async () => (await listById(engine, 0, 100)).length })
     const store = instrumentStore(engine, metrics)
     await store.transaction(async ({ books, loginFailures }) => {
-      await books.create(dune)
+      await books.create('tester', dune)
       await loginFailures.record('203.0.113.7', 1000, 0)
     })
     assert.equal(await (store.books as unknown as { count(): Promise<number> }).count(), 1)
@@ -74,7 +74,7 @@ describe('instrumented store', () => {
     const metrics = recorder()
     const store = instrumentStore(new SqliteStore({ path: ':memory:' }), metrics)
     const query: FindQuery = { filter: { words: ['dune'] }, order: { relevance: true }, limit: 10 }
-    await store.books.create(dune)
+    await store.books.create('tester', dune)
     assert.deepEqual(
       (await findPage(store, query)).found.map(({ book }) => book.title),
       [dune.title],
@@ -108,7 +108,7 @@ describe('instrumented store', () => {
     const metrics = recorder()
     const store = instrumentStore(failing, metrics)
     await assert.rejects(store.books.get(1), down)
-    await assert.rejects(store.books.delete(1), broken)
+    await assert.rejects(store.books.delete('tester', 1), broken)
     await store.close()
     assert.deepEqual(metrics.seen, [
       ['get', 'unavailable'],

@@ -32,12 +32,12 @@ for (const engine of storeEngines) {
 
     async function createAll() {
       const created = []
-      for (const book of catalogue) created.push(await store.books.create(book))
+      for (const book of catalogue) created.push(await store.books.create('tester', book))
       return created
     }
 
     it('creates a book with a numeric id and revision 1, and gets it back', async () => {
-      const created = await store.books.create(dune)
+      const created = await store.books.create('tester', dune)
       assert.equal(typeof created.id, 'number')
       assert.deepEqual(asJson(created), { id: created.id, ...dune, revision: 1 })
       assert.deepEqual(asJson(await store.books.get(created.id)), asJson(created))
@@ -45,7 +45,7 @@ for (const engine of storeEngines) {
 
     it('stores text exactly as given, up to 500 characters', async () => {
       const book = { title: '😀'.repeat(500), author: '  Ĳssel — «naïve»  ', year: 9999 }
-      const created = await store.books.create(book)
+      const created = await store.books.create('tester', book)
       assert.deepEqual(asJson(await store.books.get(created.id)), { id: created.id, ...book, revision: 1 })
     })
 
@@ -56,7 +56,7 @@ for (const engine of storeEngines) {
         { ...dune, year: 10000 },
         { ...dune, year: -10000 },
       ]) {
-        await assert.rejects(store.books.create(bad), (err) => !(err instanceof StoreUnavailableError))
+        await assert.rejects(store.books.create('tester', bad), (err) => !(err instanceof StoreUnavailableError))
       }
       assert.deepEqual(asJson(await listById(store, 0, 10)), [])
     })
@@ -67,11 +67,11 @@ for (const engine of storeEngines) {
     })
 
     it('assigns ascending ids and never reuses the id of a deleted newest book', async () => {
-      const first = await store.books.create(dune)
-      const second = await store.books.create(dune)
+      const first = await store.books.create('tester', dune)
+      const second = await store.books.create('tester', dune)
       assert.ok(second.id > first.id)
-      assert.equal(await store.books.delete(second.id), true)
-      const third = await store.books.create(dune)
+      assert.equal(await store.books.delete('tester', second.id), 'deleted')
+      const third = await store.books.create('tester', dune)
       assert.ok(third.id > second.id)
     })
 
@@ -86,7 +86,7 @@ for (const engine of storeEngines) {
 
     it('reads every page of a whole read as the JSON of what a page read gives', async () => {
       const created = await createAll()
-      const awkward = await store.books.create({ title: 'Quote " and \\ and \n', author: 'é 😀 \u2028', year: 0 })
+      const awkward = await store.books.create('tester', { title: 'Quote " and \\ and \n', author: 'é 😀 \u2028', year: 0 })
       for (const [after, limit] of [
         [0, 100],
         [0, 2],
@@ -109,12 +109,12 @@ for (const engine of storeEngines) {
     })
 
     it('updates only the given members and raises the revision', async () => {
-      const { id } = await store.books.create(dune)
-      const result = await store.books.update(id, { year: 1966 })
+      const { id } = await store.books.create('tester', dune)
+      const result = await store.books.update('tester', id, { year: 1966 })
       const expected = { id, ...dune, year: 1966, revision: 2 }
       assert.deepEqual(asJson(result), { outcome: 'updated', book: expected })
       assert.deepEqual(asJson(await store.books.get(id)), expected)
-      const again = await store.books.update(id, { title: 'Dune Messiah', author: 'F. Herbert' })
+      const again = await store.books.update('tester', id, { title: 'Dune Messiah', author: 'F. Herbert' })
       assert.deepEqual(asJson(again), {
         outcome: 'updated',
         book: { id, title: 'Dune Messiah', author: 'F. Herbert', year: 1966, revision: 3 },
@@ -122,38 +122,41 @@ for (const engine of storeEngines) {
     })
 
     it('updates when the revision is one of the expected ones', async () => {
-      const { id } = await store.books.create(dune)
-      const result = await store.books.update(id, { year: 1970 }, [7, 1])
+      const { id } = await store.books.create('tester', dune)
+      const result = await store.books.update('tester', id, { year: 1970 }, [7, 1])
       assert.deepEqual(asJson(result), { outcome: 'updated', book: { id, ...dune, year: 1970, revision: 2 } })
     })
 
     it('changes nothing and reports "stale" when the revision is not expected', async () => {
-      const { id } = await store.books.create(dune)
-      await store.books.update(id, { year: 1966 })
-      assert.deepEqual(await store.books.update(id, { year: 1970 }, [1]), { outcome: 'stale' })
-      assert.deepEqual(await store.books.update(id, { year: 1970 }, []), { outcome: 'stale' })
+      const { id } = await store.books.create('tester', dune)
+      await store.books.update('tester', id, { year: 1966 })
+      assert.deepEqual(await store.books.update('tester', id, { year: 1970 }, [1]), { outcome: 'stale' })
+      assert.deepEqual(await store.books.update('tester', id, { year: 1970 }, []), { outcome: 'stale' })
       assert.deepEqual(asJson(await store.books.get(id)), { id, ...dune, year: 1966, revision: 2 })
     })
 
     it('reports "missing" for a book that does not exist, with or without expected revisions', async () => {
-      const { id } = await store.books.create(dune)
-      await store.books.delete(id)
-      assert.deepEqual(await store.books.update(id, { year: 1970 }), { outcome: 'missing' })
-      assert.deepEqual(await store.books.update(id, { year: 1970 }, [1]), { outcome: 'missing' })
+      const { id } = await store.books.create('tester', dune)
+      await store.books.delete('tester', id)
+      assert.deepEqual(await store.books.update('tester', id, { year: 1970 }), { outcome: 'missing' })
+      assert.deepEqual(await store.books.update('tester', id, { year: 1970 }, [1]), { outcome: 'missing' })
     })
 
     it('lets exactly one of two updates expecting the same revision win', async () => {
-      const { id } = await store.books.create(dune)
-      const outcomes = await Promise.all([store.books.update(id, { year: 1970 }, [1]), store.books.update(id, { year: 1980 }, [1])])
+      const { id } = await store.books.create('tester', dune)
+      const outcomes = await Promise.all([
+        store.books.update('tester', id, { year: 1970 }, [1]),
+        store.books.update('tester', id, { year: 1980 }, [1]),
+      ])
       assert.deepEqual(outcomes.map((result) => result.outcome).sort(), ['stale', 'updated'])
       assert.equal((await store.books.get(id))?.revision, 2)
     })
 
     it('deletes a book once', async () => {
       const [kept, deleted] = await createAll()
-      assert.equal(await store.books.delete(deleted!.id), true)
+      assert.equal(await store.books.delete('tester', deleted!.id), 'deleted')
       assert.equal(await store.books.get(deleted!.id), undefined)
-      assert.equal(await store.books.delete(deleted!.id), false)
+      assert.equal(await store.books.delete('tester', deleted!.id), 'missing')
       assert.deepEqual(asJson(await store.books.get(kept!.id)), asJson(kept))
     })
 
@@ -176,10 +179,10 @@ for (const engine of storeEngines) {
     })
 
     it('commits every write of a transaction together, and answers what its work returned', async () => {
-      const existing = await store.books.create(dune)
+      const existing = await store.books.create('tester', dune)
       const result = await store.transaction(async ({ books, loginFailures }) => {
-        const created = await books.create(catalogue[1]!)
-        await books.update(existing.id, { year: 1966 })
+        const created = await books.create('tester', catalogue[1]!)
+        await books.update('tester', existing.id, { year: 1966 })
         await loginFailures.record('203.0.113.7', 1000, 0)
         return created.id
       })
@@ -189,16 +192,16 @@ for (const engine of storeEngines) {
     })
 
     it('keeps none of the writes of a transaction whose work fails, and passes the failure on', async () => {
-      const existing = await store.books.create(dune)
+      const existing = await store.books.create('tester', dune)
       const failure = new Error('the work failed')
       let createdId = 0
       let seenOutside: [Promise<unknown>, Promise<unknown>] | undefined
       await assert.rejects(
         store.transaction(async ({ books, loginFailures }) => {
-          createdId = (await books.create(catalogue[1]!)).id
+          createdId = (await books.create('tester', catalogue[1]!)).id
           assert.equal((await books.get(createdId))?.title, catalogue[1]!.title)
-          await books.update(existing.id, { year: 1966 })
-          await books.delete(existing.id)
+          await books.update('tester', existing.id, { year: 1966 })
+          await books.delete('tester', existing.id)
           await loginFailures.record('203.0.113.7', 1000, 0)
           // Asked for outside while the transaction is open: they must not see its writes.
           seenOutside = [store.books.get(createdId), listById(store, 0, 100)]
@@ -214,15 +217,15 @@ for (const engine of storeEngines) {
     })
 
     it('finds the books a transaction wrote by their words once it commits', async () => {
-      const existing = await store.books.create(dune)
+      const existing = await store.books.create('tester', dune)
       const byWords = (words: string[]): FindQuery => ({ filter: { words }, order: { relevance: true }, limit: 10, count: true })
       const titles = async (words: string[]) => {
         const { found, total } = await findPage(store, byWords(words))
         return { titles: found.map(({ book }) => book.title), total }
       }
       await store.transaction(async ({ books }) => {
-        await books.create(catalogue[1]!)
-        await books.update(existing.id, { title: 'Children of Dune', author: 'Brian Herbert' })
+        await books.create('tester', catalogue[1]!)
+        await books.update('tester', existing.id, { title: 'Children of Dune', author: 'Brian Herbert' })
       })
       assert.deepEqual(await titles(['solar']), { titles: ['Solaris'], total: 1 })
       assert.deepEqual(await titles(['childr', 'brian']), { titles: ['Children of Dune'], total: 1 })
@@ -231,7 +234,7 @@ for (const engine of storeEngines) {
     })
 
     it('stores a batch that is found like books stored one by one: by words, contained text and sort', async () => {
-      const ids = await store.transaction(({ books }) => books.createMany(catalogue))
+      const ids = await store.transaction(({ books }) => books.createMany('tester', catalogue))
       const find = async (query: Omit<FindQuery, 'limit'>) =>
         (await findPage(store, { ...query, limit: 10 })).found.map(({ book }) => book.id)
       assert.deepEqual(await find({ filter: { words: ['stanislaw'] }, order: { relevance: true } }), [ids[1]])
@@ -249,11 +252,11 @@ for (const engine of storeEngines) {
     })
 
     it('keeps the search columns of books created and changed together, each by its own changes', async () => {
-      const [a, b] = await Promise.all([store.books.create(dune), store.books.create(catalogue[1]!)])
+      const [a, b] = await Promise.all([store.books.create('tester', dune), store.books.create('tester', catalogue[1]!)])
       await Promise.all([
-        store.books.update(a.id, { title: 'Dune Messiah' }),
-        store.books.update(b.id, { author: 'Stanisław Lem, translated' }),
-        store.books.create(catalogue[2]!),
+        store.books.update('tester', a.id, { title: 'Dune Messiah' }),
+        store.books.update('tester', b.id, { author: 'Stanisław Lem, translated' }),
+        store.books.create('tester', catalogue[2]!),
       ])
       const byWords = async (words: string[]) =>
         (await findPage(store, { filter: { words }, order: { relevance: true }, limit: 10 })).found.map(({ book }) => book.title)
@@ -265,8 +268,8 @@ for (const engine of storeEngines) {
     it('answers the operations asked for outside a transaction while it is open', async () => {
       const outside: Promise<unknown>[] = []
       await store.transaction(async ({ books }) => {
-        outside.push(store.books.create(catalogue[2]!), store.loginFailures.record('203.0.113.7', 1000, 0))
-        await books.create(catalogue[1]!)
+        outside.push(store.books.create('tester', catalogue[2]!), store.loginFailures.record('203.0.113.7', 1000, 0))
+        await books.create('tester', catalogue[1]!)
       })
       await Promise.all(outside)
       assert.deepEqual((await listById(store, 0, 10)).map((book) => book.title).sort(), [catalogue[1]!.title, catalogue[2]!.title].sort())
@@ -278,7 +281,7 @@ for (const engine of storeEngines) {
       await store.transaction(async (repositories) => {
         kept = repositories
       })
-      await assert.rejects(kept!.books.create(dune), /The transaction has ended/)
+      await assert.rejects(kept!.books.create('tester', dune), /The transaction has ended/)
       assert.deepEqual(await listById(store, 0, 10), [])
     })
 

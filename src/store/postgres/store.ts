@@ -1,7 +1,8 @@
 import pg, { type QueryResultRow } from 'pg'
 import { lookupsPerTurn } from './lookups-per-turn.ts'
 import { keyClaimOf, type KeyRow } from '../sql/idempotency-rows.ts'
-import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS } from './book-writes.ts'
+import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS, RECORD_CREATED, TAKE_SEQ } from './book-writes.ts'
+import { CHANGE_COLUMNS, changeOf, TRASH_COLUMNS, trashedBookOf, type ChangeRow, type TrashRow } from '../sql/change-rows.ts'
 import { PostgresReader } from './reader.ts'
 import { connectWithin, runWithin } from './connections.ts'
 import { classifyPostgresError } from './errors.ts'
@@ -10,12 +11,14 @@ import {
   SEARCH_DEADLINE_MS,
   type BookReader,
   type BookRepository,
+  type ChangeRepository,
   type IdempotencyKeyRepository,
   type LoginFailureRepository,
   type Repositories,
   type Store,
+  type TrashRepository,
 } from '../store.ts'
-import type { StoredBook } from '../../books/book.ts'
+import type { NewBook, StoredBook } from '../../books/book.ts'
 import { GroupCommit, type BatchedWrite } from './group-commit.ts'
 
 export interface PostgresOptions {
@@ -86,6 +89,28 @@ const RELEASE_KEY: Statement = {
   text: 'DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status IS NULL',
 }
 const PING: Statement = { name: 'books_ping', text: 'SELECT 1' }
+// One row whatever the book: `known` says whether the id is stored or in the trash, and the
+// changes, if any, come after it.
+const CHANGES_OF_BOOK: Statement = {
+  name: 'book_changes_of_book',
+  text: `SELECT known.known, c.* FROM
+    (SELECT EXISTS (SELECT FROM books WHERE id = $1) OR EXISTS (SELECT FROM trashed_books WHERE id = $1) AS known) known
+    LEFT JOIN LATERAL (
+      SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE book_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3
+    ) c ON known.known`,
+}
+const CHANGE: Statement = { name: 'book_changes_get', text: `SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq = $1` }
+const TRASH_PAGE: Statement = {
+  name: 'trashed_books_page',
+  text: `SELECT ${TRASH_COLUMNS} FROM trashed_books WHERE deleted_seq < $1 ORDER BY deleted_seq DESC LIMIT $2`,
+}
+const EXPIRED: Statement = {
+  name: 'trashed_books_expired',
+  text: 'SELECT id FROM trashed_books WHERE deleted_at <= $1 ORDER BY deleted_at LIMIT $2',
+}
+
+/** The most change rows one statement of an import's seal carries. */
+const SEAL_CHUNK = 10_000
 
 /**
  * Runs one statement, on the pool or on the client a transaction holds; one without a name is
@@ -106,18 +131,83 @@ type Write = <I, O>(write: BatchedWrite<I, O>, input: I) => Promise<O>
  */
 const writeAlone: Write = async (write, input) => (await write.run([input]))[0]!
 
-function bookRepository(query: Query, get: (id: number) => Promise<StoredBook | undefined>, write: Write): BookRepository {
+function bookRepository(
+  query: Query,
+  get: (id: number) => Promise<StoredBook | undefined>,
+  write: Write,
+  createMany: (actor: string, books: NewBook[]) => Promise<number[]>,
+): BookRepository {
   const writes = batchedBookWrites(query)
   return {
-    create: (book) => write(writes.create, book),
-    // An import's rows are a batch already: one statement of their own, answered with the ids only.
-    async createMany(books) {
-      const { rows } = await query<{ id: number }>(INSERT_MANY, bookColumns(books))
-      return rows.map((row) => row.id).sort((a, b) => a - b)
-    },
+    create: (actor, book) => write(writes.create, { actor, input: book }),
+    createMany,
     get,
-    update: (id, changes, expectedRevisions) => write(writes.update, { id, changes, expectedRevisions }),
-    delete: (id) => write(writes.remove, id),
+    update: (actor, id, changes, expectedRevisions) => write(writes.update, { actor, input: { id, changes, expectedRevisions } }),
+    delete: (actor, id, expectedRevisions) => write(writes.remove, { actor, input: { id, expectedRevisions } }),
+    restore: (actor, id) => write(writes.restore, { actor, input: id }),
+    purge: (actor, id) => write(writes.purge, { actor, input: id }),
+  }
+}
+
+function changeRepository(query: Query): ChangeRepository {
+  return {
+    async ofBook(bookId, before, limit) {
+      const { rows } = await query<ChangeRow & { known: boolean }>(CHANGES_OF_BOOK, [bookId, before ?? Number.MAX_SAFE_INTEGER, limit])
+      if (!rows[0]?.known) return undefined
+      return rows.filter((row) => row.seq !== null).map(changeOf)
+    },
+    async get(seq) {
+      const { rows } = await query<ChangeRow>(CHANGE, [seq])
+      return rows[0] && changeOf(rows[0])
+    },
+  }
+}
+
+function trashRepository(query: Query): TrashRepository {
+  return {
+    async list(before, limit) {
+      const { rows } = await query<TrashRow>(TRASH_PAGE, [before ?? Number.MAX_SAFE_INTEGER, limit])
+      return rows.map(trashedBookOf)
+    },
+    async expired(upTo, limit) {
+      const { rows } = await query<{ id: number }>(EXPIRED, [upTo, limit])
+      return rows.map((row) => row.id)
+    },
+  }
+}
+
+/** The books an import stored in a transaction, whose changes it records just before it commits. */
+interface Staged {
+  actor: string
+  at: number
+  ids: number[]
+  books: NewBook[]
+}
+
+/**
+ * Records the changes of the books staged in a transaction, numbered all at once as its last
+ * step: the numbers' lock is held from here to the commit, as a batch's is (see recordChanges),
+ * and not for the whole import, which would hold every other write for as long.
+ */
+async function seal(query: Query, staged: Staged[]): Promise<void> {
+  const total = staged.reduce((sum, part) => sum + part.ids.length, 0)
+  if (total === 0) return
+  const { rows } = await query<{ base: number }>(TAKE_SEQ, [total])
+  let base = rows[0]!.base
+  for (const { actor, at, ids, books } of staged) {
+    for (let start = 0; start < ids.length; start += SEAL_CHUNK) {
+      const chunk = books.slice(start, start + SEAL_CHUNK)
+      await query(RECORD_CREATED, [
+        base,
+        actor,
+        at,
+        ids.slice(start, start + SEAL_CHUNK),
+        chunk.map((book) => book.title),
+        chunk.map((book) => book.author),
+        chunk.map((book) => book.year),
+      ])
+      base += chunk.length
+    }
   }
 }
 
@@ -154,6 +244,8 @@ function idempotencyKeyRepository(query: Query): IdempotencyKeyRepository {
 /** The store in a PostgreSQL schema, through a pool of connections. */
 export class PostgresStore implements Store {
   readonly books: BookRepository
+  readonly changes: ChangeRepository
+  readonly trash: TrashRepository
   readonly loginFailures: LoginFailureRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly reader: BookReader
@@ -186,14 +278,19 @@ export class PostgresStore implements Store {
       created.on('error', () => {})
       return created
     }
+    // A pool of one connection cannot be split: finds then share it with everything else.
     this.#pool = pool(Math.max(1, poolSize - findShare), queryTimeoutMs)
-    this.#findPool = pool(findShare, SEARCH_DEADLINE_MS)
+    this.#findPool = poolSize > 1 ? pool(findShare, SEARCH_DEADLINE_MS) : this.#pool
     this.reader = new PostgresReader(this.#findPool, SEARCH_DEADLINE_MS)
     const query = this.#queryOnPool()
     const lookup = lookupsPerTurn(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
     // A write in the next batch, failed as unavailable when its answer takes longer than one query may.
     const batched: Write = (write, input) => this.#writes.add(write, input)
-    this.books = bookRepository(query, lookup, batched)
+    // Many books in one go are a transaction of their own, whose changes are sealed at its end.
+    const createMany = (actor: string, books: NewBook[]) => this.transaction((repositories) => repositories.books.createMany(actor, books))
+    this.books = bookRepository(query, lookup, batched, createMany)
+    this.changes = changeRepository(query)
+    this.trash = trashRepository(query)
     this.loginFailures = loginFailureRepository(query)
     this.idempotencyKeys = idempotencyKeyRepository(query)
   }
@@ -274,14 +371,25 @@ export class PostgresStore implements Store {
       const { rows } = await query<StoredBook>(SELECT, [[id]])
       return rows[0]
     }
+    const staged: Staged[] = []
+    // An import's rows are a batch already: one statement of their own, answered with the ids only.
+    const createMany = async (actor: string, books: NewBook[]) => {
+      const { rows } = await query<{ id: number }>(INSERT_MANY, bookColumns(books))
+      const ids = rows.map((row) => row.id).sort((a, b) => a - b)
+      staged.push({ actor, at: Date.now(), ids, books })
+      return ids
+    }
     let broken: Error | undefined
     try {
       await this.#run(client, { text: 'BEGIN' })
       const result = await work({
-        books: bookRepository(query, get, writeAlone),
+        books: bookRepository(query, get, writeAlone, createMany),
+        changes: changeRepository(query),
+        trash: trashRepository(query),
         loginFailures: loginFailureRepository(query),
         idempotencyKeys: idempotencyKeyRepository(query),
       })
+      await seal(query, staged)
       open = false
       await this.#run(client, { text: 'COMMIT' })
       return result
@@ -304,6 +412,6 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.#pool, this.#findPool].map((pool) => (pool.ending ? Promise.resolve() : pool.end())))
+    await Promise.all([...new Set([this.#pool, this.#findPool])].map((pool) => (pool.ending ? Promise.resolve() : pool.end())))
   }
 }

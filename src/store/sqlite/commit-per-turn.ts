@@ -1,6 +1,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 
 interface Operation {
+  write: boolean
   run: () => unknown
   resolve: (value: unknown) => void
   reject: (err: unknown) => void
@@ -19,8 +20,9 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
  * the lookup; a turn's reads share one. A read sees every write acknowledged before it was
  * asked for, as before.
  *
- * Each operation fails on its own: SQLite undoes a failed statement and the rest commit. An
- * error that ends the whole transaction (a full disk, an I/O error) fails all of them.
+ * Each operation fails on its own: a write runs in a savepoint of its own, so a failure undoes
+ * every statement of it and the rest commit. An error that ends the whole transaction (a full
+ * disk, an I/O error) fails all of them.
  *
  * The connection is also lent, one caller at a time, to work that spans several turns (a
  * transaction of the caller's own): while it is held, the turns' operations and direct
@@ -32,6 +34,9 @@ export class CommitPerTurn {
   readonly #beginRead: StatementSync
   readonly #beginWrite: StatementSync
   readonly #commit: StatementSync
+  readonly #savepoint: StatementSync
+  readonly #release: StatementSync
+  readonly #undo: StatementSync
   #pending: Operation[] = []
   #writes = false
   /** Settles when the last work that asked for the connection has released it. */
@@ -46,15 +51,19 @@ export class CommitPerTurn {
     // IMMEDIATE takes the write lock first, so a busy database fails the BEGIN, not a write half-way.
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE')
     this.#commit = db.prepare('COMMIT')
+    this.#savepoint = db.prepare('SAVEPOINT write')
+    this.#release = db.prepare('RELEASE write')
+    this.#undo = db.prepare('ROLLBACK TO write')
   }
 
   read<T>(statement: () => T): Promise<T> {
-    return this.#enqueue(statement)
+    return this.#enqueue(statement, false)
   }
 
+  /** Runs `statement`, any number of statements that stand or fall together, in the turn's transaction. */
   write<T>(statement: () => T): Promise<T> {
     this.#writes = true
-    return this.#enqueue(statement)
+    return this.#enqueue(statement, true)
   }
 
   /** Runs a statement now, or once the connection is released when it is held. */
@@ -92,9 +101,9 @@ export class CommitPerTurn {
     return this.#lastHolder.then(() => {})
   }
 
-  #enqueue<T>(statement: () => T): Promise<T> {
+  #enqueue<T>(statement: () => T, write: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const first = this.#pending.push({ run: statement, resolve: resolve as (value: unknown) => void, reject }) === 1
+      const first = this.#pending.push({ write, run: statement, resolve: resolve as (value: unknown) => void, reject }) === 1
       // setImmediate, not a microtask: it runs after every request that this turn's I/O delivered.
       if (first) setImmediate(() => this.flush())
     })
@@ -112,8 +121,9 @@ export class CommitPerTurn {
       const error = this.#classify(err)
       for (const operation of operations) operation.reject(error)
     }
-    // A lone operation is its own transaction already.
-    const single = operations.length === 1
+    // A lone read is its own transaction already; a write may be several statements.
+    const single = operations.length === 1 && !operations[0]!.write
+    const savepoints = operations.length > 1
     try {
       if (!single) begin.run()
     } catch (err) {
@@ -122,10 +132,16 @@ export class CommitPerTurn {
     }
     const outcomes: Outcome[] = []
     for (const operation of operations) {
+      const savepoint = savepoints && operation.write
       try {
+        if (savepoint) this.#savepoint.run()
         outcomes.push({ ok: true, value: operation.run() })
+        if (savepoint) this.#release.run()
       } catch (err) {
-        if (!single && !this.#db.isTransaction) {
+        // A failed read changed nothing; a failed write is undone to its savepoint, or, alone, with its transaction.
+        const undone = single || (this.#db.isTransaction && (!operation.write || (savepoint && this.#undoWrite())))
+        if (!undone) {
+          this.#rollback()
           failAll(err)
           return
         }
@@ -135,11 +151,7 @@ export class CommitPerTurn {
     try {
       if (!single) this.#commit.run()
     } catch (err) {
-      try {
-        if (this.#db.isTransaction) this.#db.exec('ROLLBACK')
-      } catch {
-        // Nothing was answered, and the next BEGIN finds out whether the store recovered.
-      }
+      this.#rollback()
       failAll(err)
       return
     }
@@ -148,5 +160,24 @@ export class CommitPerTurn {
       if (outcome.ok) operation.resolve(outcome.value)
       else operation.reject(outcome.error)
     })
+  }
+
+  /** Undoes what a failed write did, keeping the turn's transaction; false when that is not possible. */
+  #undoWrite(): boolean {
+    try {
+      this.#undo.run()
+      this.#release.run()
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  #rollback(): void {
+    try {
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK')
+    } catch {
+      // Nothing was answered, and the next BEGIN finds out whether the store recovered.
+    }
   }
 }

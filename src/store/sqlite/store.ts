@@ -12,13 +12,18 @@ import {
   SEARCH_DEADLINE_MS,
   type BookReader,
   type BookRepository,
+  type ChangeRepository,
+  type DeleteResult,
   type IdempotencyKeyRepository,
   type KeyClaim,
   type LoginFailureRepository,
   type Repositories,
   type Store,
+  type TrashRepository,
   type UpdateResult,
 } from '../store.ts'
+import type { ChangeKind } from '../../books/change.ts'
+import { CHANGE_COLUMNS, changeOf, TRASH_COLUMNS, trashedBookOf, type ChangeRow, type TrashRow } from '../sql/change-rows.ts'
 import type { StoredBook } from '../../books/book.ts'
 import { CommitPerTurn } from './commit-per-turn.ts'
 
@@ -94,6 +99,7 @@ function migrate(db: DatabaseSync): void {
 }
 
 const COLUMNS = 'id, title, author, year, revision'
+const KEYS = 'title_folded, author_folded, title_words, author_words'
 
 /**
  * How a repository runs its statements: each batched into its turn's transaction, reads on the
@@ -122,7 +128,28 @@ function prepareStatements(db: DatabaseSync) {
           revision = revision + 1
       WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
       RETURNING ${COLUMNS}`),
-    delete: db.prepare('DELETE FROM books WHERE id = ?'),
+    // The whole row, for the trash: a restored book comes back with its search keys.
+    delete: db.prepare(`DELETE FROM books WHERE id = ?1 AND (?2 IS NULL OR revision IN (SELECT value FROM json_each(?2)))
+      RETURNING ${COLUMNS}, ${KEYS}`),
+    trash: db.prepare(`INSERT INTO trashed_books (${COLUMNS}, ${KEYS}, deleted_at, deleted_by, deleted_seq)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    untrash: db.prepare(`DELETE FROM trashed_books WHERE id = ? RETURNING ${COLUMNS}, ${KEYS}`),
+    // Back into the tail (`indexed` NULL): the search indexes take it in with the books stored after it.
+    reinsert: db.prepare(`INSERT INTO books (${COLUMNS}, ${KEYS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    purge: db.prepare('DELETE FROM trashed_books WHERE id = ?'),
+    forget: db.prepare('DELETE FROM book_changes WHERE book_id = ?'),
+    // No RETURNING, as for books: the seq is the new row's id.
+    record: db.prepare(`INSERT INTO book_changes (book_id, kind, actor, at, title, author, year, revision)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    // The books of one insert have the ids between its first and last, and no others: AUTOINCREMENT
+    // gives each the one after the greatest ever given, and only one writer inserts at a time.
+    recordCreated: db.prepare(`INSERT INTO book_changes (book_id, kind, actor, at, title, author, year, revision)
+      SELECT id, 'created', ?3, ?4, title, author, year, revision FROM books WHERE id BETWEEN ?1 AND ?2 ORDER BY id`),
+    changesOfBook: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE book_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
+    known: db.prepare('SELECT EXISTS (SELECT 1 FROM books WHERE id = ?1) OR EXISTS (SELECT 1 FROM trashed_books WHERE id = ?1) AS known'),
+    change: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq = ?`),
+    trashPage: db.prepare(`SELECT ${TRASH_COLUMNS} FROM trashed_books WHERE deleted_seq < ? ORDER BY deleted_seq DESC LIMIT ?`),
+    expired: db.prepare('SELECT id FROM trashed_books WHERE deleted_at <= ? ORDER BY deleted_at LIMIT ?'),
     insertLoginFailure: db.prepare('INSERT INTO login_failures (client_key, failed_at) VALUES (?, ?)'),
     deleteExpiredLoginFailures: db.prepare('DELETE FROM login_failures WHERE failed_at <= ?'),
     recentLoginFailures: db.prepare(`SELECT failed_at FROM login_failures
@@ -154,9 +181,36 @@ function prepareStatements(db: DatabaseSync) {
 
 type Statements = ReturnType<typeof prepareStatements>
 
+/** A row of `books` whole, as the trash keeps it. */
+interface BookRow extends StoredBook {
+  title_folded: string
+  author_folded: string
+  title_words: string
+  author_words: string
+}
+
+/** Records a change of `book` (none for a purge), and answers its seq. */
+function record(sql: Statements, kind: ChangeKind, actor: string, at: number, bookId: number, book?: StoredBook): number {
+  const { lastInsertRowid } = sql.record.run(
+    bookId,
+    kind,
+    actor,
+    at,
+    book?.title ?? null,
+    book?.author ?? null,
+    book?.year ?? null,
+    book?.revision ?? null,
+  )
+  return Number(lastInsertRowid)
+}
+
+function storedBookOf({ id, title, author, year, revision }: StoredBook): StoredBook {
+  return { id, title, author, year, revision }
+}
+
 function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepository {
   return {
-    create: (book) => {
+    create: (actor, book) => {
       const keys = searchKeys(book)
       return run.write((sql) => {
         const { lastInsertRowid } = sql.insert.run(
@@ -168,25 +222,27 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
           keys.titleWords,
           keys.authorWords,
         )
-        const id = Number(lastInsertRowid)
+        const created = { id: Number(lastInsertRowid), title: book.title, author: book.author, year: book.year, revision: 1 }
+        record(sql, 'created', actor, Date.now(), created.id, created)
         searchIndex.stored(1)
         if (searchIndex.due) searchIndex.step()
-        return { id, title: book.title, author: book.author, year: book.year, revision: 1 }
+        return created
       })
     },
-    createMany: (books) => {
+    createMany: (actor, books) => {
       const rows = JSON.stringify(books.map((book) => ({ title: book.title, author: book.author, year: book.year, ...searchKeys(book) })))
       return run.write((sql) => {
         const ids = sql.insertMany.all(rows) as { id: number }[]
         // Ids ascend in insertion order, which follows the array; RETURNING promises no order.
         const sorted = ids.map((row) => row.id).sort((a, b) => a - b)
+        if (sorted.length > 0) sql.recordCreated.run(sorted[0]!, sorted.at(-1)!, actor, Date.now())
         // Many at once: the tail is indexed after the transaction, a step at a time (see catchUp).
         searchIndex.stored(sorted.length)
         return sorted
       })
     },
     get: (id) => run.read((sql) => sql.select.get(id) as StoredBook | undefined),
-    update: (id, changes, expectedRevisions) => {
+    update: (actor, id, changes, expectedRevisions) => {
       const title = changes.title === undefined ? undefined : searchKeys({ title: changes.title, author: '' })
       const author = changes.author === undefined ? undefined : searchKeys({ title: '', author: changes.author })
       return run.write((sql): UpdateResult => {
@@ -195,17 +251,82 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
           changes.author ?? null,
           changes.year ?? null,
           id,
-          expectedRevisions === undefined ? null : JSON.stringify(expectedRevisions),
+          revisionsOf(expectedRevisions),
           title?.titleFolded ?? null,
           author?.authorFolded ?? null,
           title?.titleWords ?? null,
           author?.authorWords ?? null,
         ) as StoredBook | undefined
-        if (book) return { outcome: 'updated', book }
-        return { outcome: sql.exists.get(id) ? 'stale' : 'missing' }
+        if (!book) return { outcome: sql.exists.get(id) ? 'stale' : 'missing' }
+        record(sql, 'updated', actor, Date.now(), id, book)
+        return { outcome: 'updated', book }
       })
     },
-    delete: (id) => run.write((sql) => sql.delete.run(id).changes > 0),
+    delete: (actor, id, expectedRevisions) =>
+      run.write((sql): DeleteResult => {
+        const row = sql.delete.get(id, revisionsOf(expectedRevisions)) as BookRow | undefined
+        if (!row) return sql.exists.get(id) ? 'stale' : 'missing'
+        const at = Date.now()
+        const seq = record(sql, 'deleted', actor, at, id, row)
+        const { title, author, year, revision, title_folded, author_folded, title_words, author_words } = row
+        sql.trash.run(id, title, author, year, revision, title_folded, author_folded, title_words, author_words, at, actor, seq)
+        return 'deleted'
+      }),
+    restore: (actor, id) =>
+      run.write((sql) => {
+        const row = sql.untrash.get(id) as BookRow | undefined
+        if (!row) return undefined
+        const book = { ...storedBookOf(row), revision: row.revision + 1 }
+        sql.reinsert.run(
+          id,
+          book.title,
+          book.author,
+          book.year,
+          book.revision,
+          row.title_folded,
+          row.author_folded,
+          row.title_words,
+          row.author_words,
+        )
+        record(sql, 'restored', actor, Date.now(), id, book)
+        searchIndex.stored(1)
+        return book
+      }),
+    purge: (actor, id) =>
+      run.write((sql) => {
+        if (sql.purge.run(id).changes === 0) return false
+        sql.forget.run(id)
+        record(sql, 'purged', actor, Date.now(), id)
+        return true
+      }),
+  }
+}
+
+/** The revisions an update or a delete accepts, as the statements take them: null for any. */
+function revisionsOf(expected: readonly number[] | undefined): string | null {
+  return expected === undefined ? null : JSON.stringify(expected)
+}
+
+function changeRepository(run: Executor): ChangeRepository {
+  return {
+    ofBook: (bookId, before, limit) =>
+      run.read((sql) => {
+        if (!sql.known.get(bookId)!.known) return undefined
+        return (sql.changesOfBook.all(bookId, before ?? Number.MAX_SAFE_INTEGER, limit) as unknown as ChangeRow[]).map(changeOf)
+      }),
+    get: (seq) =>
+      run.read((sql) => {
+        const row = sql.change.get(seq) as ChangeRow | undefined
+        return row && changeOf(row)
+      }),
+  }
+}
+
+function trashRepository(run: Executor): TrashRepository {
+  return {
+    list: (before, limit) =>
+      run.read((sql) => (sql.trashPage.all(before ?? Number.MAX_SAFE_INTEGER, limit) as unknown as TrashRow[]).map(trashedBookOf)),
+    expired: (upTo, limit) => run.read((sql) => sql.expired.all(upTo, limit).map((row) => row.id as number)),
   }
 }
 
@@ -244,6 +365,8 @@ function idempotencyKeyRepository(run: Executor): IdempotencyKeyRepository {
 function repositories(run: Executor, searchIndex: SqliteSearchIndex): Repositories {
   return {
     books: bookRepository(run, searchIndex),
+    changes: changeRepository(run),
+    trash: trashRepository(run),
     loginFailures: loginFailureRepository(run),
     idempotencyKeys: idempotencyKeyRepository(run),
   }
@@ -277,6 +400,8 @@ const MOST_READERS = 4
  */
 export class SqliteStore implements Store {
   readonly books: BookRepository
+  readonly changes: ChangeRepository
+  readonly trash: TrashRepository
   readonly loginFailures: LoginFailureRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly reader: BookReader
@@ -325,8 +450,10 @@ export class SqliteStore implements Store {
       read: (statement) => this.#reads.read(() => statement(lookupSql)),
       write: (statement) => this.#writes.write(() => statement(this.#sql)),
     }
-    const { books, loginFailures, idempotencyKeys } = repositories(batched, searchIndex)
+    const { books, changes, trash, loginFailures, idempotencyKeys } = repositories(batched, searchIndex)
     this.books = books
+    this.changes = changes
+    this.trash = trash
     this.loginFailures = loginFailures
     this.idempotencyKeys = idempotencyKeys
   }

@@ -57,7 +57,7 @@ describe('postgres store', () => {
       const store = await PostgresStore.open(options(schema.url))
       try {
         await adminQuery(`ALTER TABLE ${schema.name}.books ALTER COLUMN id RESTART WITH 4503599627370496`)
-        const created = await store.books.create(dune)
+        const created = await store.books.create('tester', dune)
         assert.equal(created.id, 4503599627370496)
         assert.equal(JSON.stringify((await listById(store, created.id - 1, 1))[0]?.id), '4503599627370496')
       } finally {

@@ -14,19 +14,19 @@ const freshPath = () => join(dir, `books-${++files}.db`)
 test('writes asked for together all commit, each with its own result', async () => {
   const store = new SqliteStore({ path: freshPath() })
   try {
-    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => store.books.create({ ...dune, year: 1900 + i })))
+    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => store.books.create('tester', { ...dune, year: 1900 + i })))
     assert.deepEqual(
       created.map((book) => book.id),
       Array.from({ length: 20 }, (_, i) => i + 1),
     )
     const [updated, deleted, missing] = await Promise.all([
-      store.books.update(3, { title: 'Dune Messiah' }),
-      store.books.delete(4),
-      store.books.delete(99),
+      store.books.update('tester', 3, { title: 'Dune Messiah' }),
+      store.books.delete('tester', 4),
+      store.books.delete('tester', 99),
     ])
     assert.equal(updated.outcome, 'updated')
-    assert.equal(deleted, true)
-    assert.equal(missing, false)
+    assert.equal(deleted, 'deleted')
+    assert.equal(missing, 'missing')
     assert.equal((await store.books.get(3))?.title, 'Dune Messiah')
     assert.equal(await store.books.get(4), undefined)
   } finally {
@@ -38,9 +38,9 @@ test('a write that fails does not take the others in its transaction with it', a
   const store = new SqliteStore({ path: freshPath() })
   try {
     const results = await Promise.allSettled([
-      store.books.create(dune),
-      store.books.create({ ...dune, year: 123456 }),
-      store.books.create(dune),
+      store.books.create('tester', dune),
+      store.books.create('tester', { ...dune, year: 123456 }),
+      store.books.create('tester', dune),
     ])
     assert.deepEqual(
       results.map((result) => result.status),
@@ -55,7 +55,7 @@ test('a write that fails does not take the others in its transaction with it', a
 test('closing the store commits the writes still waiting', async () => {
   const path = freshPath()
   const store = new SqliteStore({ path })
-  const pending = store.books.create(dune)
+  const pending = store.books.create('tester', dune)
   await store.close()
   assert.equal((await pending).id, 1)
   const reopened = new SqliteStore({ path })
@@ -66,7 +66,7 @@ test('closing the store commits the writes still waiting', async () => {
   }
 })
 
-test('every acknowledged write survives a kill -9 right after its answer', async () => {
+test('every acknowledged write survives a kill -9 right after its answer, with exactly one change', async () => {
   const path = freshPath()
   const storeModule = new URL('../../../src/store/sqlite/store.ts', import.meta.url).href
   // The child acknowledges each write on stdout as its promise settles (writeSync: the line
@@ -93,10 +93,10 @@ test('every acknowledged write survives a kill -9 right after its answer', async
       const store = new SqliteStore({ path: ${JSON.stringify(path)} })
       const writes = []
       for (let i = 0; i < 200; i++) {
-        writes.push(store.books.create({ title: 'Book ' + i, author: 'Author', year: 2000 }).then((book) => ack(book.id)))
+        writes.push(store.books.create('tester', { title: 'Book ' + i, author: 'Author', year: 2000 }).then((book) => ack(book.id)))
       }
-      writes.push(store.books.update(1, { title: 'Changed' }).then(() => ack('updated')))
-      writes.push(store.books.delete(2).then(() => ack('deleted')))
+      writes.push(store.books.update('tester', 1, { title: 'Changed' }).then(() => ack('updated')))
+      writes.push(store.books.delete('tester', 2).then(() => ack('deleted')))
       await Promise.all(writes)
       process.kill(process.pid, 'SIGKILL')
       `,
@@ -114,6 +114,10 @@ test('every acknowledged write survives a kill -9 right after its answer', async
       Array.from({ length: 200 }, (_, i) => i + 1).filter((id) => id !== 2),
     )
     assert.equal(books[0]?.title, 'Changed')
+    const kinds = async (id: number) => (await store.changes.ofBook(id, undefined, 10))?.map((change) => change.kind)
+    assert.deepEqual(await kinds(1), ['updated', 'created'])
+    assert.deepEqual(await kinds(2), ['deleted', 'created'])
+    for (let id = 3; id <= 200; id++) assert.deepEqual(await kinds(id), ['created'])
   } finally {
     await store.close()
   }

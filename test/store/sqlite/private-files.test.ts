@@ -14,7 +14,7 @@ test('the data folder is created 0700 and the SQLite files 0600', async (t) => {
   const path = join(dir, 'books.db')
   const store = new SqliteStore({ path })
   t.after(() => store.close())
-  await store.books.create({ title: 'Dune', author: 'Frank Herbert', year: 1965 })
+  await store.books.create('tester', { title: 'Dune', author: 'Frank Herbert', year: 1965 })
   assert.equal(mode(dir), '700')
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     assert.ok(existsSync(file), file)

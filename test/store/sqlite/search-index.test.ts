@@ -92,7 +92,11 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     const { store, lastIndexed, indexedWith } = await openStore(t, 3)
     const ids: number[] = []
     for (let n = 1; n <= 7; n++) {
-      const book = await store.books.create({ title: `Voyage ${n} of the Dawn Treader`, author: `C. S. Lewis ${n}`, year: 1950 + n })
+      const book = await store.books.create('tester', {
+        title: `Voyage ${n} of the Dawn Treader`,
+        author: `C. S. Lewis ${n}`,
+        year: 1950 + n,
+      })
       ids.push(book.id)
       assert.deepEqual(await foundIds(store, { q: 'voyag dawn' }), ids)
       assert.deepEqual(await foundIds(store, { title: 'treader' }), ids)
@@ -106,7 +110,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
   it('finds contained text whole and in its own field, whether the indexes hold the books or not', async (t) => {
     for (const batch of [1, 100]) {
       const { store, lastIndexed } = await openStore(t, batch)
-      const create = (title: string, author: string) => store.books.create({ title, author, year: 2000 })
+      const create = (title: string, author: string) => store.books.create('tester', { title, author, year: 2000 })
       // Every trigram of "mann" is in this author, but not "mann" itself; the title holds it.
       await create('Mannheim', 'Ann Mandel')
       const mann = await create('Buddenbrooks', 'Thomas Mann')
@@ -128,7 +132,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     const importAll = (...batches: NewBook[][]) =>
       store.transaction(async ({ books: repository }) => {
         const ids: number[] = []
-        for (const batch of batches) ids.push(...(await repository.createMany(batch)))
+        for (const batch of batches) ids.push(...(await repository.createMany('tester', batch)))
         return ids
       })
 
@@ -152,7 +156,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     // A rolled-back import leaves the indexes as they were.
     await assert.rejects(
       store.transaction(async ({ books: repository }) => {
-        await repository.createMany(books(300, 'Imported'))
+        await repository.createMany('tester', books(300, 'Imported'))
         throw new Error('changed my mind')
       }),
       /changed my mind/,
@@ -168,13 +172,13 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     peek.exec(`CREATE TRIGGER books_unindexable BEFORE UPDATE OF indexed ON books
       BEGIN SELECT RAISE(ABORT, 'the index is unavailable'); END`)
     const ids: number[] = []
-    for (let n = 0; n < 4; n++) ids.push((await store.books.create({ title: `Kept ${n}`, author: 'Anyway', year: 2001 })).id)
+    for (let n = 0; n < 4; n++) ids.push((await store.books.create('tester', { title: `Kept ${n}`, author: 'Anyway', year: 2001 })).id)
     assert.equal(lastIndexed(), 0)
     assert.deepEqual(await foundIds(store, { q: 'kept' }), ids)
 
     assert.deepEqual(indexedWith('kept'), [])
     peek.exec('DROP TRIGGER books_unindexable')
-    ids.push((await store.books.create({ title: 'Kept 4', author: 'Anyway', year: 2001 })).id)
+    ids.push((await store.books.create('tester', { title: 'Kept 4', author: 'Anyway', year: 2001 })).id)
     assert.equal(lastIndexed(), ids.at(-1))
     assert.deepEqual(await foundIds(store, { q: 'kept' }), ids)
   })
@@ -224,19 +228,19 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
         for (const step of writes) {
           const ids = [...books.keys()]
           if (step.kind === 'create') {
-            const { revision: _, ...book } = await store.books.create({ title: step.title, author: step.author, year: step.year })
+            const { revision: _, ...book } = await store.books.create('tester', { title: step.title, author: step.author, year: step.year })
             books.set(book.id, book)
           } else if (ids.length > 0) {
             const id = ids[step.pick % ids.length]!
             if (step.kind === 'delete') {
-              await store.books.delete(id)
+              await store.books.delete('tester', id)
               books.delete(id)
             } else {
               const changes = {
                 ...(step.title === null ? {} : { title: step.title }),
                 ...(step.author === null ? {} : { author: step.author }),
               }
-              await store.books.update(id, changes)
+              await store.books.update('tester', id, changes)
               books.set(id, { ...books.get(id)!, ...changes })
             }
           }

@@ -33,16 +33,16 @@ describe('SQLite store', () => {
   test('keeps books across reopening, and never reuses the id of a deleted newest book', async () => {
     const path = tempFile()
     let store = new SqliteStore({ path })
-    const kept = await store.books.create(dune)
-    const newest = await store.books.create(dune)
-    assert.equal(await store.books.delete(newest.id), true)
+    const kept = await store.books.create('tester', dune)
+    const newest = await store.books.create('tester', dune)
+    assert.equal(await store.books.delete('tester', newest.id), 'deleted')
     await store.close()
     store = new SqliteStore({ path })
     // Rows come back without a prototype; the book made by create has one.
     const stored = await store.books.get(kept.id)
     assert.ok(stored !== undefined)
     assert.deepEqual({ ...stored }, kept)
-    assert.ok((await store.books.create(dune)).id > newest.id)
+    assert.ok((await store.books.create('tester', dune)).id > newest.id)
     await store.close()
   })
 
@@ -53,7 +53,7 @@ describe('SQLite store', () => {
       { ...dune, title: '' },
       { ...dune, author: 'x'.repeat(501) },
     ]) {
-      await assert.rejects(store.books.create(book))
+      await assert.rejects(store.books.create('tester', book))
     }
     await store.close()
   })
@@ -64,12 +64,12 @@ describe('SQLite store', () => {
     const other = new DatabaseSync(path)
     other.exec('BEGIN EXCLUSIVE')
     try {
-      await assert.rejects(store.books.create(dune), StoreUnavailableError)
+      await assert.rejects(store.books.create('tester', dune), StoreUnavailableError)
     } finally {
       other.exec('ROLLBACK')
       other.close()
     }
-    assert.equal((await store.books.create(dune)).title, 'Dune')
+    assert.equal((await store.books.create('tester', dune)).title, 'Dune')
     await store.close()
   })
 })
