@@ -333,6 +333,20 @@ describe('SHUTDOWN_GRACE_MS', () => {
   })
 })
 
+describe('TRASH_RETENTION_DAYS', () => {
+  it('is 30 days by default, and any whole number of days up to 100 years, 0 purging at once', () => {
+    assert.equal(loadConfig({}).trashRetentionDays, 30)
+    assert.equal(loadConfig({ TRASH_RETENTION_DAYS: '0' }).trashRetentionDays, 0)
+    assert.equal(loadConfig({ TRASH_RETENTION_DAYS: '36500' }).trashRetentionDays, 36_500)
+  })
+
+  it('refuses anything else, naming the variable', () => {
+    for (const raw of ['-1', '1.5', '30d', '36501']) {
+      assert.throws(() => loadConfig({ TRASH_RETENTION_DAYS: raw }), /TRASH_RETENTION_DAYS must/, raw)
+    }
+  })
+})
+
 describe('hardening settings', () => {
   it('defaults: no proxy trusted, CORS off, synchronous=normal, bounded timeouts', () => {
     const config = loadConfig({})

@@ -14,7 +14,9 @@ function failingStore(error: () => Error): Store {
   const fail = async () => {
     throw error()
   }
-  Object.assign(store.books, { create: fail, get: fail, update: fail, delete: fail })
+  Object.assign(store.books, { create: fail, get: fail, update: fail, delete: fail, restore: fail, purge: fail })
+  Object.assign(store.changes, { ofBook: fail, get: fail })
+  Object.assign(store.trash, { list: fail, expired: fail })
   return Object.assign(store, { ping: fail, reader: { pages: fail } })
 }
 
@@ -94,6 +96,10 @@ describe('store failures', () => {
         ['GET', '/book/1'],
         ['POST', '/book'],
         ['DELETE', '/book/1'],
+        ['GET', '/book/1/history'],
+        ['GET', '/books/trash'],
+        ['POST', '/book/1/restore'],
+        ['DELETE', '/books/trash/1'],
       ] as const) {
         const res = await app.inject({ method, url, headers: { authorization: token }, payload: method === 'POST' ? dune : undefined })
         assert.equal(res.statusCode, 500, `${method} ${url}`)
@@ -113,8 +119,12 @@ describe('store failures', () => {
         ['GET', '/book/1'],
         ['PUT', '/book/1'],
         ['POST', '/book'],
+        ['GET', '/book/1/history'],
+        ['GET', '/books/trash'],
+        ['POST', '/book/1/revert'],
       ] as const) {
-        const res = await app.inject({ method, url, headers: { authorization: token }, payload: method === 'GET' ? undefined : dune })
+        const payload = url.endsWith('/revert') ? { seq: 1 } : method === 'GET' ? undefined : dune
+        const res = await app.inject({ method, url, headers: { authorization: token }, payload })
         assert.equal(res.statusCode, 503, `${method} ${url}`)
         assert.ok(Number(res.headers['retry-after']) > 0)
         assert.deepEqual(res.json(), envelopeOf(503, 'Service unavailable'))

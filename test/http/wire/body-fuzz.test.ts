@@ -20,6 +20,8 @@ const ROUTES = [
   },
   { head: 'POST /book', body: JSON.stringify(dune), token: true, type: 'application/json' },
   { head: 'PUT /book/1', body: JSON.stringify({ year: 1966 }), token: true, type: 'application/json' },
+  { head: 'POST /book/1/revert', body: JSON.stringify({ seq: 1 }), token: true, type: 'application/json' },
+  { head: 'POST /book/1/restore', body: '{}', token: true, type: 'application/json' },
   { head: 'POST /books/import', body: 'title,author,year\nDune,Frank Herbert,1965\n', token: true, type: 'text/csv' },
 ]
 
