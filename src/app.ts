@@ -1,5 +1,8 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import { Accounts } from './accounts/accounts.ts'
+import { AccountDirectory } from './accounts/directory.ts'
 import { authenticate } from './auth/authenticate.ts'
+import { PasswordHasher } from './auth/passwords.ts'
 import { createCredentialCheck } from './auth/credentials.ts'
 import { StoreLoginLimiter, type LoginLimiter } from './auth/login-limiter.ts'
 import { createTokenService, type TokenService } from './auth/tokens.ts'
@@ -30,6 +33,7 @@ import { loggerOptions, type LoggerSettings } from './observability/logger.ts'
 import { createMetrics, type Metrics } from './observability/metrics.ts'
 import { requestLogger } from './observability/request-logger.ts'
 import { createRequestTracing } from './observability/request-tracing.ts'
+import { accountRoutes } from './routes/accounts.ts'
 import { bookTransferRoutes } from './routes/book-transfer.ts'
 import { bookRoutes } from './routes/books.ts'
 import { historyRoutes } from './routes/history.ts'
@@ -121,12 +125,27 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     lifecycle: parts.lifecycle ?? { draining: false },
     metricsAccess: metricsAccess(config.metricsToken),
   })
+  const directory = new AccountDirectory({
+    accounts: store.accounts,
+    configuredUsername: config.username,
+    onError: (err) => app.log.warn({ err }, 'Reading the accounts failed; they are read again shortly'),
+  })
+  app.addHook('onReady', () => directory.start())
+  app.addHook('preClose', () => directory.stop())
+  const accounts = new Accounts({
+    store: store.accounts,
+    directory,
+    hasher: new PasswordHasher(),
+    checkConfigured: createCredentialCheck(config.username, config.password),
+    configuredUsername: config.username,
+  })
   await app.register(tokenRoutes, {
     tokens,
-    checkCredentials: createCredentialCheck(config.username, config.password),
+    accounts,
     limiter: parts.loginLimiter ?? new StoreLoginLimiter(store.loginFailures),
   })
-  await app.register(authenticate, { tokens, configuredUsername: config.username })
+  await app.register(authenticate, { tokens, directory })
+  await app.register(accountRoutes, { accounts, tokens })
   await app.register(idempotencyPlugin, { keys: store.idempotencyKeys })
   const catalogue = new Catalogue(store)
   await app.register(bookRoutes, { catalogue, reader: store.reader, cursors: createCursors(config) })

@@ -248,6 +248,7 @@ export const failures = {
     '`If-Match` names none of the current ETags: nothing was changed',
     'Precondition failed',
   ),
+  forbidden: Failure('Forbidden', 403, "The token's or key's role may not do this", 'Forbidden'),
   tooLarge: Failure('PayloadTooLarge', 413, 'The body is over 64 KiB', 'Payload too large'),
   internal: Failure(
     'InternalServerError',

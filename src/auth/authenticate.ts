@@ -1,6 +1,8 @@
 import fp from 'fastify-plugin'
 import { Forbidden, InvalidToken, TokenRequired } from './errors.ts'
-import { isRole, mayUse, type Principal, type Role } from './principal.ts'
+import type { AccountDirectory } from '../accounts/directory.ts'
+import { isApiKey } from './api-keys.ts'
+import { mayUse, type Principal, type Role } from './principal.ts'
 import type { TokenService } from './tokens.ts'
 
 declare module 'fastify' {
@@ -20,19 +22,19 @@ const BEARER = /^bearer\s+/i
 
 export interface AuthenticateOptions {
   tokens: TokenService
-  /** The configured user, whose tokens issued before tokens named a role act as admin. */
-  configuredUsername: string
+  /** Who the users and keys are, held in memory: a check costs no store round trip. */
+  directory: AccountDirectory
 }
 
 /**
- * Every route that declares `access` in its config is protected here, in one hook: the token in
- * `Authorization` (as it is, or `Bearer <token>`) is checked before the body is read, its
+ * Every route that declares `access` in its config is protected here, in one hook: the token or
+ * key in `Authorization` (as it is, or `Bearer <…>`) is checked before the body is read, its
  * principal set on the request, and its role held against the route's. A request without a valid
  * token is refused whatever it carries (401); one whose role is not enough gets 403. Answers to
  * such requests hold the catalogue's data for one client: no cache may keep them.
  */
 export const authenticate = fp<AuthenticateOptions>(
-  async (app, { tokens, configuredUsername }) => {
+  async (app, { tokens, directory }) => {
     app.decorateRequest('principal', null as unknown as Principal)
     app.addHook('onRequest', (request, reply, done) => {
       const access = request.routeOptions.config.access
@@ -55,13 +57,13 @@ export const authenticate = fp<AuthenticateOptions>(
         done(new TokenRequired())
         return
       }
-      let principal: Principal
+      let principal: Principal | undefined
       try {
-        const { sub, role } = tokens.verify(token)
-        const acting = role ?? (sub === configuredUsername ? 'admin' : undefined)
-        if (typeof sub !== 'string' || !isRole(acting)) throw new InvalidToken()
-        principal = { actor: sub, username: sub, role: acting }
+        principal = isApiKey(token) ? directory.principalOfKey(token) : directory.principalOfToken(tokens.verify(token))
       } catch {
+        principal = undefined
+      }
+      if (principal === undefined) {
         done(new InvalidToken())
         return
       }

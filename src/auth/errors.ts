@@ -37,3 +37,10 @@ export class TooManyAttempts extends Refusal {
     this.retryAfterSeconds = retryAfterSeconds
   }
 }
+
+/** More logins at once than the service hashes passwords for: try again in a second. */
+export class Busy extends Refusal {
+  constructor() {
+    super(503, 'Service unavailable', { 'retry-after': '1' })
+  }
+}

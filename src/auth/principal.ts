@@ -9,6 +9,16 @@ export interface Principal {
   /** The user it is, or whose key it is. */
   username: string
   role: Role
+  /** For a token: what a renewed one carries on. A key has none, and is never renewed. */
+  session?: Session
+}
+
+/** What a token carries from the login that gave it to every token renewed from it. */
+export interface Session {
+  /** When the password was given, in seconds since the epoch. */
+  authTime: number
+  /** The user's stamp at that time; none for the configured user, whose credentials live in the configuration. */
+  stamp?: number | undefined
 }
 
 /** Whether `role` may use what needs `needed`. */

@@ -1,5 +1,5 @@
 import { createSigner, createVerifier, TokenError } from 'fast-jwt'
-import type { Role } from './principal.ts'
+import type { Role, Session } from './principal.ts'
 import { rememberVerified } from './verified-tokens.ts'
 
 export const TOKEN_LIFETIME_SECONDS = 15 * 60
@@ -10,14 +10,18 @@ export interface TokenClaims {
   sub?: string
   /** The role the token acts in; not checked here (see authenticate.ts). */
   role?: unknown
+  /** When the password was given: renewals keep it (docs/api.md#accounts). */
+  auth_time?: unknown
+  /** The user's stamp: a token with another than the user's own is refused. */
+  sv?: unknown
   iat?: number
   exp: number
   nbf?: number
 }
 
 export interface TokenService {
-  /** A signed token for `subject`, acting in `role`; throws when it cannot be signed. */
-  sign(subject: string, role: Role): string
+  /** A signed token for `subject`, acting in `role`, of the login `session`; throws when it cannot be signed. */
+  sign(subject: string, role: Role, session: Session): string
   /** The claims of a valid token; throws for any token that must be refused. */
   verify(token: string): TokenClaims
 }
@@ -70,7 +74,8 @@ export function createTokenService({ secret, previousSecret }: TokenKeys): Token
   const previous = previousSecret === undefined ? undefined : verifierFor(previousSecret)
 
   return {
-    sign: (subject, role) => signer({ sub: subject, role }),
+    sign: (subject, role, { authTime, stamp }) =>
+      signer({ sub: subject, role, auth_time: authTime, ...(stamp !== undefined && { sv: stamp }) }),
     verify: rememberVerified((token) => {
       checkCanonical(token)
       try {

@@ -1,6 +1,8 @@
 import type { BookChanges, NewBook, StoredBook } from '../books/book.ts'
 import type { Change, TrashedBook } from '../books/change.ts'
 import type { FindQuery, FoundBook, Position } from '../books/find.ts'
+import type { AccountsSnapshot, StoredKey, StoredUser } from '../accounts/account.ts'
+import type { Role } from '../auth/principal.ts'
 
 export type UpdateResult = { outcome: 'updated'; book: StoredBook } | { outcome: 'missing' } | { outcome: 'stale' }
 export type DeleteResult = 'deleted' | 'missing' | 'stale'
@@ -50,6 +52,27 @@ export interface TrashRepository {
  * Failed logins, kept in the store so that every process and instance using it counts the same
  * ones. Times are milliseconds since the epoch.
  */
+/**
+ * The users and keys. Every change to one also moves the accounts' version, in the same
+ * transaction, so that each instance notices it by reading one number.
+ */
+export interface AccountRepository {
+  /** The accounts' version: it grows with every change to them. */
+  current(): Promise<number>
+  /** Everything, at a version at least as new as the one it names. */
+  snapshot(): Promise<AccountsSnapshot>
+  /** The new user, or undefined when the name is taken, whatever its case. Keys left under that name go. */
+  createUser(user: Omit<StoredUser, 'stamp'>): Promise<StoredUser | undefined>
+  /** Changes the role or the password hash, and the stamp; undefined when there is no such user. */
+  updateUser(username: string, changes: { role?: Role | undefined; passwordHash?: string | undefined }): Promise<StoredUser | undefined>
+  /** Deletes the user and every key of theirs; false when there is no such user. */
+  deleteUser(username: string): Promise<boolean>
+  createKey(key: Omit<StoredKey, 'id' | 'lastUsed'>): Promise<StoredKey>
+  deleteKey(id: number): Promise<boolean>
+  /** Records when keys were last used; moves no version, as nobody's access changes. */
+  touchKeys(uses: ReadonlyMap<number, number>): Promise<void>
+}
+
 export interface LoginFailureRepository {
   /** Records a failure of `key` at `at`, and deletes every failure, of any key, at or before `expiredUpTo`. */
   record(key: string, at: number, expiredUpTo: number): Promise<void>
@@ -127,6 +150,7 @@ export interface Repositories {
   books: BookRepository
   changes: ChangeRepository
   trash: TrashRepository
+  accounts: AccountRepository
   loginFailures: LoginFailureRepository
   idempotencyKeys: IdempotencyKeyRepository
 }
@@ -139,6 +163,7 @@ export const REPOSITORY_NAMES = Object.keys({
   books: true,
   changes: true,
   trash: true,
+  accounts: true,
   loginFailures: true,
   idempotencyKeys: true,
 } satisfies Record<keyof Repositories, true>) as (keyof Repositories)[]

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { createSigner } from 'fast-jwt'
 import { buildApp } from '../../src/app.ts'
 import { createTokenService } from '../../src/auth/tokens.ts'
+import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { createMetrics } from '../../src/observability/metrics.ts'
 import { buildTestApp, issueToken, TEST_SECRET, TEST_USERNAME, testConfig } from '../helpers.ts'
 
@@ -154,27 +155,40 @@ describe('secret rotation', () => {
 
 describe('the access a route declares', () => {
   let app: FastifyInstance
+  const stamps = new Map<string, number>()
   before(async () => {
-    app = await buildApp(testConfig(), { metrics: createMetrics({ processMetrics: false }) })
-    // Routes that ask for another role than any the interface has today: the check is the one hook's.
+    const store = new SqliteStore({ path: ':memory:' })
+    for (const [username, role] of [
+      ['someone', 'editor'],
+      ['reading', 'reader'],
+    ] as const) {
+      const user = await store.accounts.createUser({ username, role, passwordHash: 'none', created: Date.now() })
+      stamps.set(username, user!.stamp)
+    }
+    app = await buildApp(testConfig(), { store, metrics: createMetrics({ processMetrics: false }) })
+    // Routes that ask for each role: the check is the one hook's.
     for (const access of ['reader', 'editor', 'admin'] as const) {
-      app.post(`/only/${access}`, { config: { access } }, async (request) => ({ status: 200, message: 'OK', data: request.principal }))
+      app.post(`/only/${access}`, { config: { access } }, async ({ principal: { actor, username, role } }) => ({
+        status: 200,
+        message: 'OK',
+        data: { actor, username, role },
+      }))
     }
     await app.ready()
   })
   after(() => app.close())
 
   const ask = (path: string, token: string) => app.inject({ method: 'POST', url: path, headers: { authorization: token }, payload: '{' })
+  const tokenOf = (sub: string, role: string) => sign({ sub, role, sv: stamps.get(sub), iat: now(), exp: now() + 900 })
 
   test("a token whose role is below the route's gets 403 Forbidden, before its body is read; one at or above passes", async () => {
-    const editor = sign({ sub: 'someone', role: 'editor', iat: now(), exp: now() + 900 })
+    const editor = tokenOf('someone', 'editor')
     assert.deepEqual((await ask('/only/admin', editor)).json(), { status: 403, message: 'Forbidden', data: null })
     assert.equal((await ask('/only/admin', editor)).headers['cache-control'], 'no-store')
     for (const path of ['/only/reader', '/only/editor']) {
       assert.deepEqual((await ask(path, editor)).json().data, { actor: 'someone', username: 'someone', role: 'editor' })
     }
-    const reader = sign({ sub: 'someone', role: 'reader', iat: now(), exp: now() + 900 })
-    assert.equal((await ask('/only/editor', reader)).statusCode, 403)
+    assert.equal((await ask('/only/editor', tokenOf('reading', 'reader'))).statusCode, 403)
   })
 
   test('the configured pair acts as admin', async () => {
@@ -182,8 +196,18 @@ describe('the access a route declares', () => {
     assert.deepEqual((await ask('/only/admin', token)).json().data, { actor: TEST_USERNAME, username: TEST_USERNAME, role: 'admin' })
   })
 
-  test('a token with no known role, or with none for another user than the configured one, is 401 Invalid token', async () => {
-    for (const claims of [{ sub: 'someone', role: 'owner' }, { sub: 'someone', role: 7 }, { sub: 'someone' }, { role: 'admin' }]) {
+  test("a token naming another role or stamp than its user's, a user that does not exist, or no role: 401 Invalid token", async () => {
+    for (const claims of [
+      { sub: 'someone', role: 'admin', sv: stamps.get('someone') },
+      { sub: 'someone', role: 'editor', sv: stamps.get('reading') },
+      { sub: 'someone', role: 'editor' },
+      { sub: 'nobody', role: 'editor', sv: stamps.get('someone') },
+      { sub: 'someone', role: 'owner' },
+      { sub: 'someone', role: 7 },
+      { sub: 'someone' },
+      { role: 'admin' },
+      { sub: TEST_USERNAME, role: 'reader' },
+    ]) {
       const res = await ask('/only/reader', sign({ ...claims, iat: now(), exp: now() + 900 }))
       assert.deepEqual(res.json(), { status: 401, message: 'Invalid token', data: null }, JSON.stringify(claims))
     }

@@ -24,6 +24,7 @@ function heldStore(store: Store, where: 'before' | 'after') {
     books: store.books,
     changes: store.changes,
     trash: store.trash,
+    accounts: store.accounts,
     loginFailures: store.loginFailures,
     idempotencyKeys: store.idempotencyKeys,
     async transaction(work) {

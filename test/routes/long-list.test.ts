@@ -53,6 +53,7 @@ test('other requests are answered between the pages of a long unpaged GET /books
     books: real.books,
     changes: real.changes,
     trash: real.trash,
+    accounts: real.accounts,
     loginFailures: real.loginFailures,
     idempotencyKeys: real.idempotencyKeys,
     transaction: real.transaction.bind(real),

@@ -1,4 +1,6 @@
 import pg, { type QueryResultRow } from 'pg'
+import { usernameKey } from '../../accounts/account.ts'
+import { KEY_COLUMNS, keyOf, USER_COLUMNS, userOf, type ApiKeyRow, type UserRow } from '../sql/account-rows.ts'
 import { lookupsPerTurn } from './lookups-per-turn.ts'
 import { keyClaimOf, type KeyRow } from '../sql/idempotency-rows.ts'
 import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS, RECORD_CREATED, TAKE_SEQ } from './book-writes.ts'
@@ -9,6 +11,7 @@ import { classifyPostgresError } from './errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './migrate.ts'
 import {
   SEARCH_DEADLINE_MS,
+  type AccountRepository,
   type BookReader,
   type BookRepository,
   type ChangeRepository,
@@ -107,6 +110,41 @@ const TRASH_PAGE: Statement = {
 const EXPIRED: Statement = {
   name: 'trashed_books_expired',
   text: 'SELECT id FROM trashed_books WHERE deleted_at <= $1 ORDER BY deleted_at LIMIT $2',
+}
+
+/** Moves the accounts' version in the statement that changes them (see AccountRepository). */
+const BUMP = 'WITH v AS (UPDATE accounts_version SET version = version + 1 RETURNING version)'
+const ACCOUNTS_VERSION: Statement = { name: 'accounts_version', text: 'SELECT version FROM accounts_version' }
+const ALL_USERS: Statement = { name: 'users_all', text: `SELECT ${USER_COLUMNS} FROM users ORDER BY username_key` }
+const ALL_KEYS: Statement = { name: 'api_keys_all', text: `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id` }
+const CREATE_USER: Statement = {
+  name: 'users_create',
+  text: `${BUMP},
+    added AS (INSERT INTO users (username_key, ${USER_COLUMNS}) SELECT $1, $2, $3, $4, $5, v.version FROM v
+      ON CONFLICT DO NOTHING RETURNING username_key, stamp),
+    left_behind AS (DELETE FROM api_keys WHERE owner_key IN (SELECT username_key FROM added))
+    SELECT stamp FROM added`,
+}
+const UPDATE_USER: Statement = {
+  name: 'users_update',
+  text: `${BUMP}
+    UPDATE users SET role = coalesce($2, role), password_hash = coalesce($3, password_hash), stamp = v.version FROM v
+    WHERE username_key = $1 RETURNING ${USER_COLUMNS}`,
+}
+const DELETE_USER: Statement = {
+  name: 'users_delete',
+  text: `${BUMP}, keys AS (DELETE FROM api_keys WHERE owner_key = $1) DELETE FROM users WHERE username_key = $1 RETURNING 1`,
+}
+const CREATE_KEY: Statement = {
+  name: 'api_keys_create',
+  text: `${BUMP} INSERT INTO api_keys (name, role, owner, owner_key, hash, created, expires)
+    SELECT $1, $2, $3, $4, $5, $6, $7 FROM v RETURNING ${KEY_COLUMNS}`,
+}
+const DELETE_KEY: Statement = { name: 'api_keys_delete', text: `${BUMP} DELETE FROM api_keys WHERE id = $1 RETURNING 1` }
+const TOUCH_KEYS: Statement = {
+  name: 'api_keys_touch',
+  text: `UPDATE api_keys k SET last_used = greatest(coalesce(k.last_used, 0), u.at)
+    FROM unnest($1::bigint[], $2::bigint[]) AS u (id, at) WHERE k.id = u.id`,
 }
 
 /** The most change rows one statement of an import's seal carries. */
@@ -211,6 +249,41 @@ async function seal(query: Query, staged: Staged[]): Promise<void> {
   }
 }
 
+function accountRepository(query: Query): AccountRepository {
+  const current = async () => (await query<{ version: number }>(ACCOUNTS_VERSION, [])).rows[0]!.version
+  return {
+    current,
+    async snapshot() {
+      // The version first: the rows read after it are at least as new.
+      const at = await current()
+      const [users, keys] = await Promise.all([query<UserRow>(ALL_USERS, []), query<ApiKeyRow>(ALL_KEYS, [])])
+      return { version: at, users: users.rows.map(userOf), keys: keys.rows.map(keyOf) }
+    },
+    async createUser(user) {
+      const { username, role, passwordHash, created } = user
+      const { rows } = await query<{ stamp: number }>(CREATE_USER, [usernameKey(username), username, role, passwordHash, created])
+      return rows[0] && { ...user, stamp: rows[0].stamp }
+    },
+    async updateUser(username, { role, passwordHash }) {
+      const { rows } = await query<UserRow>(UPDATE_USER, [usernameKey(username), role ?? null, passwordHash ?? null])
+      return rows[0] && userOf(rows[0])
+    },
+    async deleteUser(username) {
+      return (await query(DELETE_USER, [usernameKey(username)])).rows.length === 1
+    },
+    async createKey({ name, role, owner, hash, created, expires }) {
+      const { rows } = await query<ApiKeyRow>(CREATE_KEY, [name, role, owner, usernameKey(owner), hash, created, expires])
+      return keyOf(rows[0]!)
+    },
+    async deleteKey(id) {
+      return (await query(DELETE_KEY, [id])).rows.length === 1
+    },
+    async touchKeys(uses) {
+      await query(TOUCH_KEYS, [[...uses.keys()], [...uses.values()]])
+    },
+  }
+}
+
 function loginFailureRepository(query: Query): LoginFailureRepository {
   return {
     async record(key, at, expiredUpTo) {
@@ -246,6 +319,7 @@ export class PostgresStore implements Store {
   readonly books: BookRepository
   readonly changes: ChangeRepository
   readonly trash: TrashRepository
+  readonly accounts: AccountRepository
   readonly loginFailures: LoginFailureRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly reader: BookReader
@@ -291,6 +365,7 @@ export class PostgresStore implements Store {
     this.books = bookRepository(query, lookup, batched, createMany)
     this.changes = changeRepository(query)
     this.trash = trashRepository(query)
+    this.accounts = accountRepository(query)
     this.loginFailures = loginFailureRepository(query)
     this.idempotencyKeys = idempotencyKeyRepository(query)
   }
@@ -386,6 +461,7 @@ export class PostgresStore implements Store {
         books: bookRepository(query, get, writeAlone, createMany),
         changes: changeRepository(query),
         trash: trashRepository(query),
+        accounts: accountRepository(query),
         loginFailures: loginFailureRepository(query),
         idempotencyKeys: idempotencyKeyRepository(query),
       })

@@ -10,6 +10,7 @@ import { inProcessReader, workerReaders, type Reader } from './readers.ts'
 import { SqliteSearchIndex } from './search-index.ts'
 import {
   SEARCH_DEADLINE_MS,
+  type AccountRepository,
   type BookReader,
   type BookRepository,
   type ChangeRepository,
@@ -25,6 +26,8 @@ import {
 import type { ChangeKind } from '../../books/change.ts'
 import { CHANGE_COLUMNS, changeOf, TRASH_COLUMNS, trashedBookOf, type ChangeRow, type TrashRow } from '../sql/change-rows.ts'
 import type { StoredBook } from '../../books/book.ts'
+import { usernameKey } from '../../accounts/account.ts'
+import { KEY_COLUMNS, keyOf, USER_COLUMNS, userOf, type ApiKeyRow, type UserRow } from '../sql/account-rows.ts'
 import { CommitPerTurn } from './commit-per-turn.ts'
 
 export interface SqliteOptions {
@@ -150,6 +153,19 @@ function prepareStatements(db: DatabaseSync) {
     change: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq = ?`),
     trashPage: db.prepare(`SELECT ${TRASH_COLUMNS} FROM trashed_books WHERE deleted_seq < ? ORDER BY deleted_seq DESC LIMIT ?`),
     expired: db.prepare('SELECT id FROM trashed_books WHERE deleted_at <= ? ORDER BY deleted_at LIMIT ?'),
+    bumpAccounts: db.prepare('UPDATE accounts_version SET version = version + 1 RETURNING version'),
+    accountsVersion: db.prepare('SELECT version FROM accounts_version'),
+    allUsers: db.prepare(`SELECT ${USER_COLUMNS} FROM users ORDER BY username_key`),
+    allKeys: db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id`),
+    insertUser: db.prepare(`INSERT INTO users (username_key, ${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+    updateUser: db.prepare(`UPDATE users SET role = coalesce(?2, role), password_hash = coalesce(?3, password_hash), stamp = ?4
+      WHERE username_key = ?1 RETURNING ${USER_COLUMNS}`),
+    deleteUser: db.prepare('DELETE FROM users WHERE username_key = ?'),
+    deleteKeysOf: db.prepare('DELETE FROM api_keys WHERE owner_key = ?'),
+    insertKey: db.prepare(`INSERT INTO api_keys (name, role, owner, owner_key, hash, created, expires) VALUES (?, ?, ?, ?, ?, ?, ?)
+      RETURNING ${KEY_COLUMNS}`),
+    deleteKey: db.prepare('DELETE FROM api_keys WHERE id = ?'),
+    touchKey: db.prepare('UPDATE api_keys SET last_used = max(coalesce(last_used, 0), ?2) WHERE id = ?1'),
     insertLoginFailure: db.prepare('INSERT INTO login_failures (client_key, failed_at) VALUES (?, ?)'),
     deleteExpiredLoginFailures: db.prepare('DELETE FROM login_failures WHERE failed_at <= ?'),
     recentLoginFailures: db.prepare(`SELECT failed_at FROM login_failures
@@ -330,6 +346,66 @@ function trashRepository(run: Executor): TrashRepository {
   }
 }
 
+function accountRepository(run: Executor): AccountRepository {
+  /** Moves the version, in the write that changes the accounts; answers the new one. */
+  const bump = (sql: Statements) => (sql.bumpAccounts.get() as { version: number }).version
+  return {
+    current: () => run.read((sql) => (sql.accountsVersion.get() as { version: number }).version),
+    snapshot: () =>
+      run.read((sql) => {
+        // The version first: the rows read after it are at least as new.
+        const { version } = sql.accountsVersion.get() as { version: number }
+        const users = (sql.allUsers.all() as unknown as UserRow[]).map(userOf)
+        const keys = (sql.allKeys.all() as unknown as ApiKeyRow[]).map(keyOf)
+        return { version, users, keys }
+      }),
+    createUser: (user) =>
+      run.write((sql) => {
+        const stamp = bump(sql)
+        const key = usernameKey(user.username)
+        if (sql.insertUser.run(key, user.username, user.role, user.passwordHash, user.created, stamp).changes === 0) return undefined
+        sql.deleteKeysOf.run(key)
+        return { ...user, stamp }
+      }),
+    updateUser: (username, { role, passwordHash }) =>
+      run.write((sql) => {
+        const row = sql.updateUser.get(usernameKey(username), role ?? null, passwordHash ?? null, bump(sql)) as UserRow | undefined
+        return row && userOf(row)
+      }),
+    deleteUser: (username) =>
+      run.write((sql) => {
+        bump(sql)
+        const key = usernameKey(username)
+        sql.deleteKeysOf.run(key)
+        return sql.deleteUser.run(key).changes === 1
+      }),
+    createKey: (key) =>
+      run.write((sql) => {
+        bump(sql)
+        return keyOf(
+          sql.insertKey.get(
+            key.name,
+            key.role,
+            key.owner,
+            usernameKey(key.owner),
+            key.hash,
+            key.created,
+            key.expires,
+          ) as unknown as ApiKeyRow,
+        )
+      }),
+    deleteKey: (id) =>
+      run.write((sql) => {
+        bump(sql)
+        return sql.deleteKey.run(id).changes === 1
+      }),
+    touchKeys: (uses) =>
+      run.write((sql) => {
+        for (const [id, at] of uses) sql.touchKey.run(id, at)
+      }),
+  }
+}
+
 function loginFailureRepository(run: Executor): LoginFailureRepository {
   return {
     record: (key, at, expiredUpTo) =>
@@ -367,6 +443,7 @@ function repositories(run: Executor, searchIndex: SqliteSearchIndex): Repositori
     books: bookRepository(run, searchIndex),
     changes: changeRepository(run),
     trash: trashRepository(run),
+    accounts: accountRepository(run),
     loginFailures: loginFailureRepository(run),
     idempotencyKeys: idempotencyKeyRepository(run),
   }
@@ -402,6 +479,7 @@ export class SqliteStore implements Store {
   readonly books: BookRepository
   readonly changes: ChangeRepository
   readonly trash: TrashRepository
+  readonly accounts: AccountRepository
   readonly loginFailures: LoginFailureRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly reader: BookReader
@@ -450,10 +528,11 @@ export class SqliteStore implements Store {
       read: (statement) => this.#reads.read(() => statement(lookupSql)),
       write: (statement) => this.#writes.write(() => statement(this.#sql)),
     }
-    const { books, changes, trash, loginFailures, idempotencyKeys } = repositories(batched, searchIndex)
+    const { books, changes, trash, accounts, loginFailures, idempotencyKeys } = repositories(batched, searchIndex)
     this.books = books
     this.changes = changes
     this.trash = trash
+    this.accounts = accounts
     this.loginFailures = loginFailures
     this.idempotencyKeys = idempotencyKeys
   }

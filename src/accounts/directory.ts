@@ -1,0 +1,135 @@
+import { apiKeyHash } from '../auth/api-keys.ts'
+import { isRole, ROLES, type Principal, type Role } from '../auth/principal.ts'
+import type { TokenClaims } from '../auth/tokens.ts'
+import type { AccountRepository } from '../store/store.ts'
+import { usernameKey, type StoredKey, type StoredUser } from './account.ts'
+
+export interface DirectoryOptions {
+  accounts: AccountRepository
+  configuredUsername: string
+  /** How often the accounts' version is read: a revocation elsewhere takes effect within it. */
+  pollMs?: number
+  /** How often the times keys were last used are written. */
+  touchMs?: number
+  onError: (err: unknown) => void
+}
+
+function lower(a: Role, b: Role): Role {
+  return ROLES.indexOf(a) <= ROLES.indexOf(b) ? a : b
+}
+
+/**
+ * Every user and key, held in memory so that checking a token or a key costs no store round
+ * trip. The accounts' version is read a few times a second, and everything reloaded when it has
+ * moved: a user deleted or changed, or a key revoked, on any instance, is refused here within
+ * `pollMs` and a reload.
+ */
+export class AccountDirectory {
+  readonly #accounts: AccountRepository
+  readonly #configuredKey: string
+  readonly #configuredUsername: string
+  readonly #pollMs: number
+  readonly #touchMs: number
+  readonly #onError: (err: unknown) => void
+  #version = -1
+  #users = new Map<string, StoredUser>()
+  #keys = new Map<string, StoredKey>()
+  /** The last use of each key since the last write of them, in milliseconds. */
+  #uses = new Map<number, number>()
+  #loading: Promise<void> = Promise.resolve()
+  #poll: NodeJS.Timeout | undefined
+  #touch: NodeJS.Timeout | undefined
+
+  constructor({ accounts, configuredUsername, pollMs = 200, touchMs = 30_000, onError }: DirectoryOptions) {
+    this.#accounts = accounts
+    this.#configuredUsername = configuredUsername
+    this.#configuredKey = usernameKey(configuredUsername)
+    this.#pollMs = pollMs
+    this.#touchMs = touchMs
+    this.#onError = onError
+  }
+
+  async start(): Promise<void> {
+    await this.refresh()
+    const poll = () => {
+      this.refresh()
+        .catch(this.#onError)
+        .finally(() => {
+          if (this.#poll !== undefined) this.#poll = setTimeout(poll, this.#pollMs).unref()
+        })
+    }
+    this.#poll = setTimeout(poll, this.#pollMs).unref()
+    this.#touch = setInterval(() => void this.writeUses().catch(this.#onError), this.#touchMs).unref()
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.#poll)
+    this.#poll = undefined
+    clearInterval(this.#touch)
+    await this.#loading.catch(() => {})
+    // Shutting down goes on without them: the times of keys are a minute's worth at most.
+    await this.writeUses().catch(this.#onError)
+  }
+
+  /** Reloads the accounts when their version has moved; one load at a time, each after the last. */
+  refresh(): Promise<void> {
+    const next = this.#loading.catch(() => {}).then(() => this.#load())
+    this.#loading = next
+    return next
+  }
+
+  async #load(): Promise<void> {
+    if ((await this.#accounts.current()) === this.#version) return
+    const { version, users, keys } = await this.#accounts.snapshot()
+    this.#users = new Map(users.map((user) => [usernameKey(user.username), user]))
+    this.#keys = new Map(keys.map((key) => [key.hash, key]))
+    this.#version = version
+  }
+
+  isConfigured(username: string): boolean {
+    return usernameKey(username) === this.#configuredKey
+  }
+
+  user(username: string): StoredUser | undefined {
+    return this.#users.get(usernameKey(username))
+  }
+
+  /** The principal of a verified token, while its user still has the role and the stamp it names. */
+  principalOfToken({ sub, role, sv, auth_time, iat }: TokenClaims): Principal | undefined {
+    if (typeof sub !== 'string') return undefined
+    const authTime = typeof auth_time === 'number' ? auth_time : (iat ?? 0)
+    if (sv === undefined) {
+      // The configured user: tokens issued before tokens named a role act as admin.
+      if (sub !== this.#configuredUsername || (role !== undefined && role !== 'admin')) return undefined
+      return { actor: sub, username: sub, role: 'admin', session: { authTime } }
+    }
+    const user = this.#users.get(usernameKey(sub))
+    if (user === undefined || user.stamp !== sv || user.role !== role) return undefined
+    return { actor: user.username, username: user.username, role: user.role, session: { authTime, stamp: user.stamp } }
+  }
+
+  /**
+   * The principal of a key that is stored, unexpired, and whose owner is still a user: it acts in
+   * its own role, or its owner's when that is now lower.
+   */
+  principalOfKey(text: string, now = Date.now()): Principal | undefined {
+    const key = this.#keys.get(apiKeyHash(text))
+    if (key === undefined || (key.expires !== null && key.expires <= now)) return undefined
+    const ownerRole = usernameKey(key.owner) === this.#configuredKey ? 'admin' : this.#users.get(usernameKey(key.owner))?.role
+    if (!isRole(ownerRole)) return undefined
+    this.#uses.set(key.id, now)
+    return { actor: `key:${key.name}`, username: key.owner, role: lower(key.role, ownerRole) }
+  }
+
+  /** When the key was last used here and not yet written, if it was. */
+  unwrittenUse(id: number): number | undefined {
+    return this.#uses.get(id)
+  }
+
+  async writeUses(): Promise<void> {
+    if (this.#uses.size === 0) return
+    const uses = this.#uses
+    this.#uses = new Map()
+    await this.#accounts.touchKeys(uses)
+  }
+}
