@@ -24,10 +24,47 @@ export class ApiError extends Error {
 /** No answer came: the network is down or the service is unreachable. */
 export class NetworkError extends Error {}
 
-/** One refused row of an import, counted from 1 (the first book, not a header). */
+/** One problem of an import: a row counted from 1 (the first book, not a header), or none when the file as a whole is at fault. */
 export interface RowError {
-  row: number
+  row?: number
   message: string
+}
+
+/** A row that repeats a stored book (its `id`) or an earlier row of the file (`id` null). */
+export interface DuplicateRow {
+  row: number
+  id: number | null
+}
+
+/** What a dry run of an import found; nothing was stored. */
+export interface ImportCheck {
+  /** Rows that pass the rules of a book, duplicates included. */
+  importable: number
+  errors: RowError[]
+  duplicates: DuplicateRow[]
+  /** The first books that pass, as they would be stored. */
+  preview: BookFields[]
+}
+
+/** What the person chose to leave out of an import instead of storing nothing. */
+export interface ImportChoices {
+  skipInvalid: boolean
+  skipDuplicates: boolean
+}
+
+export interface ImportedBooks {
+  imported: number
+  ids: number[]
+  /** With `skipInvalid`: the rows left out. */
+  errors?: RowError[]
+  /** With `skipDuplicates`: the rows left out. */
+  duplicates?: DuplicateRow[]
+}
+
+export interface UploadOptions {
+  /** Hears the bytes sent so far of `total`, as the browser sends them; `sent === total` once the file is sent whole. */
+  progress?: (sent: number, total: number) => void
+  signal?: AbortSignal
 }
 
 /** The Content-Type of an import, by the file's extension; CSV unless it says otherwise. */
@@ -114,6 +151,55 @@ export function createApi({ token, onTokenRefused }: ApiOptions) {
     }
   }
 
+  /**
+   * POSTs a file for the import with XMLHttpRequest, the one browser API that reports how much of
+   * a body is sent (`fetch` does not); answers and refusals as `call` gives them.
+   */
+  function upload<T>(path: string, file: File, { progress, signal }: UploadOptions): Promise<T> {
+    const cancelled = () => (signal?.reason instanceof Error ? signal.reason : new DOMException('The upload was cancelled.', 'AbortError'))
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(cancelled())
+      const request = new XMLHttpRequest()
+      request.open('POST', path)
+      request.setRequestHeader('accept', 'application/json')
+      request.setRequestHeader('content-type', importType(file.name))
+      const current = token()
+      if (current !== undefined) request.setRequestHeader('authorization', current)
+      if (progress) {
+        request.upload.addEventListener('progress', (event) => progress(event.loaded, event.lengthComputable ? event.total : file.size))
+        request.upload.addEventListener('load', () => progress(file.size, file.size))
+      }
+      const abort = () => request.abort()
+      signal?.addEventListener('abort', abort, { once: true })
+      request.addEventListener('loadend', () => signal?.removeEventListener('abort', abort))
+      request.addEventListener('abort', () => reject(cancelled()))
+      request.addEventListener('error', () => reject(new NetworkError('The service could not be reached.')))
+      request.addEventListener('load', () => {
+        let envelope: Envelope<unknown> | undefined
+        try {
+          envelope = JSON.parse(request.responseText) as Envelope<unknown>
+        } catch {
+          envelope = undefined
+        }
+        if (request.status >= 200 && request.status < 300) {
+          if (envelope === undefined) reject(new ApiError(request.status, 'The service sent an answer this page cannot read.', undefined))
+          else resolve(envelope.data as T)
+          return
+        }
+        if (request.status === 401) onTokenRefused()
+        reject(
+          new ApiError(
+            request.status,
+            envelope?.message ?? request.statusText,
+            retryAfterSeconds(request.getResponseHeader('retry-after')),
+            envelope?.data ?? null,
+          ),
+        )
+      })
+      request.send(file)
+    })
+  }
+
   return {
     async signIn(username: string, password: string): Promise<string> {
       const { data } = await call<{ token: string }>('POST', '/token', { body: { username, password } })
@@ -144,10 +230,18 @@ export function createApi({ token, onTokenRefused }: ApiOptions) {
       await call<null>('DELETE', `/book/${id}`)
     },
 
-    /** Stores every book of the file or none: a refusal's `data.errors` lists the wrong rows. */
-    async importBooks(file: File): Promise<{ imported: number; ids: number[] }> {
-      const response = await send('POST', '/books/import', { body: file, contentType: importType(file.name) })
-      return ((await response.json()) as Envelope<{ imported: number; ids: number[] }>).data
+    /** Checks the file and stores nothing: what an import would store and leave out. A file that cannot be read at all is refused. */
+    checkImport(file: File, options: UploadOptions = {}): Promise<ImportCheck> {
+      return upload<ImportCheck>('/books/import?dry_run=true', file, options)
+    },
+
+    /** Stores the books of the file, all or nothing unless `choices` leave rows out: a refusal's `data.errors` lists the wrong rows. */
+    importBooks(file: File, choices: ImportChoices, options: UploadOptions = {}): Promise<ImportedBooks> {
+      const query = new URLSearchParams()
+      if (choices.skipInvalid) query.set('invalid', 'skip')
+      if (choices.skipDuplicates) query.set('duplicates', 'skip')
+      const search = query.size > 0 ? `?${query.toString()}` : ''
+      return upload<ImportedBooks>(`/books/import${search}`, file, options)
     },
 
     /** The export file, read whole: a link to the route itself could not send the token. */

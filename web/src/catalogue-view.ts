@@ -376,8 +376,9 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     })
   })
   importButton.addEventListener('click', () =>
-    openImportDialog(view, api, (text) => {
-      void reload().then(() => messages.notice(text))
+    openImportDialog(view, api, {
+      imported: (text) => void reload().then(() => messages.notice(text)),
+      failed: (text) => messages.error(text),
     }),
   )
   exportButton.addEventListener('click', () => void exportAll())

@@ -9,3 +9,10 @@ export function formatNumber(value: number): string {
 export function countOf(count: number, word: string): string {
   return `${formatNumber(count)} ${word}${count === 1 ? '' : 's'}`
 }
+
+const percents = new Intl.NumberFormat(undefined, { style: 'percent' })
+
+/** "43%", "43 %": a share from 0 to 1 as the reader writes percentages. */
+export function formatPercent(share: number): string {
+  return percents.format(share)
+}

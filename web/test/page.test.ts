@@ -1,7 +1,8 @@
 /**
  * The catalogue page in Debian's Chromium against a real service process: every flow a person
  * goes through with a few books, axe-core in each state, and screenshots at desktop and phone
- * width. `large-catalogue.test.ts` goes through those that only show with 10,000.
+ * width. `large-catalogue.test.ts` goes through those that only show with 10,000, and
+ * `import.test.ts` the import of a file.
  */
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
@@ -15,7 +16,6 @@ import {
   PHONE,
   DESKTOP,
   assertAccessible,
-  assertAccessibleEverywhere,
   assertNoSidewaysScroll,
   books,
   countLine,
@@ -326,70 +326,6 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Emma', 'the focus goes to the row in its place')
     const token = await login(service)
     assert.equal((await call(service, 'GET', `/book/${dune!.id}`, { token })).status, 404)
-  })
-
-  it('imports a CSV file chosen with the keyboard, and shows the refused rows of a dropped one without storing anything', async (t) => {
-    const service = await serviceFor(t)
-    await seed(service, [{ title: 'Emma', author: 'Jane Austen', year: 1815 }])
-    const page = await openPage(t, service)
-    await signedIn(page)
-    await page.getByRole('cell', { name: 'Emma', exact: true }).waitFor()
-
-    // "Import books" opens a dialog whose file input has the focus: Space opens the file chooser.
-    const good = 'author,title,year\nFrank Herbert,Dune,1965\n"Márquez, Gabriel García",Cien años de soledad,1967\n'
-    await page.getByRole('button', { name: 'Import books' }).click()
-    const dialog = page.getByRole('dialog', { name: 'Import books' })
-    await dialog.getByText('A CSV file with title, author and year columns', { exact: false }).waitFor()
-    await assertAccessible(page, 'import dialog')
-    const chooser = page.waitForEvent('filechooser')
-    assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement).type), 'file')
-    await page.keyboard.press('Space')
-    await (await chooser).setFiles({ name: 'books.csv', mimeType: 'text/csv', buffer: Buffer.from(good) })
-    await page.getByRole('status').filter({ hasText: 'Imported 2 books from “books.csv”.' }).waitFor()
-    assert.equal(await dialog.count(), 0, 'the dialog closes once the books are in')
-    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Import books', 'the focus returns to the button')
-    await page.getByRole('cell', { name: 'Cien años de soledad', exact: true }).waitFor()
-    await page.getByRole('cell', { name: 'Márquez, Gabriel García', exact: true }).waitFor()
-    assert.deepEqual((await shownTitles(page)).toSorted(), ['Cien años de soledad', 'Dune', 'Emma'])
-    await assertAccessible(page, 'imported')
-
-    const bad = 'title,author,year\nCarrie,Stephen King,1974\n,Nobody,2000\nEmma,Jane Austen,19999\n'
-    const file = await page.evaluateHandle((text) => {
-      const transfer = new DataTransfer()
-      transfer.items.add(new File([text], 'wrong.csv', { type: 'text/csv' }))
-      return transfer
-    }, bad)
-    await page.getByRole('button', { name: 'Import books' }).click()
-    await dialog.locator('.drop-zone').dispatchEvent('drop', { dataTransfer: file })
-    // In the dialog, where the person is looking.
-    const refused = dialog.getByRole('alert').filter({ hasText: 'Nothing was imported from “wrong.csv”' })
-    await refused.waitFor()
-    const items = await refused.getByRole('listitem').allTextContents()
-    assert.equal(items.length, 2, items.join('\n'))
-    assert.match(items[0]!, /^Row 2: .*[Tt]itle/)
-    assert.match(items[1]!, /^Row 3: .*[Yy]ear/)
-    await assertAccessibleEverywhere(page, 'import refused', 'import-refused')
-
-    // Too large for the service: it says so where the file was chosen.
-    await page.route('**/books/import', (route) =>
-      route.fulfill({ status: 413, contentType: 'application/json', body: '{"status":413,"message":"Payload too large","data":null}' }),
-    )
-    await dialog.locator('.drop-zone').dispatchEvent('drop', { dataTransfer: file })
-    await dialog
-      .getByRole('alert')
-      .filter({ hasText: 'The file is too large: import at most 100,000 books and 32 MiB at a time.' })
-      .waitFor()
-    await page.unroute('**/books/import')
-    await page.keyboard.press('Escape')
-    await dialog.waitFor({ state: 'detached' })
-
-    const token = await login(service)
-    const stored = await call(service, 'GET', '/books', { token })
-    assert.deepEqual(
-      stored.body.data.map((book: Book) => book.title).toSorted(),
-      ['Cien años de soledad', 'Dune', 'Emma'],
-      'nothing of the wrong file is stored',
-    )
   })
 
   it('exports the books shown as a CSV file', async (t) => {
