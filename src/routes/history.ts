@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import type { Catalogue } from '../books/catalogue.ts'
@@ -43,11 +43,23 @@ function trashedOf({ id, title, author, year, deletedAt, deletedBy }: TrashedBoo
   return { id, title, author, year, deleted_at: new Date(deletedAt).toISOString(), deleted_by: deletedBy }
 }
 
-/** One page of `limit + 1` read: the page itself, and the link to the next when the extra one came. */
-function paged<T>(read: T[], limit: number, path: string, seqOf: (item: T) => number): { page: T[]; link?: string } {
-  if (read.length <= limit) return { page: read }
-  const page = read.slice(0, limit)
-  return { page, link: `<${path}?limit=${limit}&before=${seqOf(page.at(-1)!)}>; rel="next"` }
+/**
+ * One page of what `read` answers, newest first: `limit + 1` are read, and when the extra one
+ * comes, the answer links to the page after the last one shown.
+ */
+async function paged<T extends { seq: number } | { deletedSeq: number }>(
+  query: { limit?: string | undefined; before?: string | undefined },
+  reply: FastifyReply,
+  path: string,
+  read: (before: number | undefined, limit: number) => Promise<T[]>,
+): Promise<T[]> {
+  const limit = Number(query.limit ?? DEFAULT_LIMIT)
+  const found = await read(query.before === undefined ? undefined : Number(query.before), limit + 1)
+  if (found.length <= limit) return found
+  const page = found.slice(0, limit)
+  const last = page.at(-1)!
+  reply.header('link', `<${path}?limit=${limit}&before=${'seq' in last ? last.seq : last.deletedSeq}>; rel="next"`)
+  return page
 }
 
 /** The history of each book, the trash, and the ways back: restore, revert and purge (docs/api.md#history). */
@@ -82,11 +94,9 @@ export async function historyRoutes(app: FastifyInstance, { catalogue }: History
       onRequest: resolveBookId,
     },
     async (request, reply) => {
-      const limit = Number(request.query.limit ?? DEFAULT_LIMIT)
-      const before = request.query.before === undefined ? undefined : Number(request.query.before)
-      const changes = await catalogue.history(request.bookId, before, limit + 1)
-      const { page, link } = paged(changes, limit, `/book/${request.bookId}/history`, (change) => change.seq)
-      if (link) reply.header('link', link)
+      const page = await paged(request.query, reply, `/book/${request.bookId}/history`, (before, limit) =>
+        catalogue.history(request.bookId, before, limit),
+      )
       return envelope(200, 'History retrieved successfully', page.map(changeOf))
     },
   )
@@ -119,11 +129,7 @@ export async function historyRoutes(app: FastifyInstance, { catalogue }: History
       config: { access: 'editor', invalidInputMessage: 'Invalid input' },
     },
     async (request, reply) => {
-      const limit = Number(request.query.limit ?? DEFAULT_LIMIT)
-      const before = request.query.before === undefined ? undefined : Number(request.query.before)
-      const trashed = await catalogue.trash(before, limit + 1)
-      const { page, link } = paged(trashed, limit, '/books/trash', (book) => book.deletedSeq)
-      if (link) reply.header('link', link)
+      const page = await paged(request.query, reply, '/books/trash', (before, limit) => catalogue.trash(before, limit))
       return envelope(200, 'Trash retrieved successfully', page.map(trashedOf))
     },
   )
