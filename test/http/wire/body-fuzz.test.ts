@@ -22,6 +22,14 @@ const ROUTES = [
   { head: 'PUT /book/1', body: JSON.stringify({ year: 1966 }), token: true, type: 'application/json' },
   { head: 'POST /book/1/revert', body: JSON.stringify({ seq: 1 }), token: true, type: 'application/json' },
   { head: 'POST /book/1/restore', body: '{}', token: true, type: 'application/json' },
+  {
+    head: 'POST /users',
+    body: JSON.stringify({ username: 'ada', password: 'a quiet harbour at dawn', role: 'reader' }),
+    token: true,
+    type: 'application/json',
+  },
+  { head: 'PUT /user/ada', body: JSON.stringify({ role: 'editor' }), token: true, type: 'application/json' },
+  { head: 'POST /keys', body: JSON.stringify({ name: 'k', role: 'reader' }), token: true, type: 'application/json' },
   { head: 'POST /books/import', body: 'title,author,year\nDune,Frank Herbert,1965\n', token: true, type: 'text/csv' },
 ]
 
