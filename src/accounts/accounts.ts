@@ -6,7 +6,7 @@ import { mayUse, type Principal, type Role, type Session } from '../auth/princip
 import { passwordWeakness } from '../auth/weak-settings.ts'
 import { InvalidInput } from '../books/errors.ts'
 import type { AccountRepository } from '../store/store.ts'
-import { usernameKey, type StoredKey } from './account.ts'
+import { usernameKey, type StoredKey, type StoredUser } from './account.ts'
 import type { AccountDirectory } from './directory.ts'
 import { KeyNotFound, UserExists, UserNotFound } from './errors.ts'
 
@@ -96,10 +96,16 @@ export class Accounts {
 
   async user(username: string): Promise<User> {
     if (this.#directory.isConfigured(username)) return this.#configured
+    const found = await this.#stored(username)
+    return { username: found.username, role: found.role, created: found.created }
+  }
+
+  /** The stored user of that name, whatever its case, as the store has it now; 404 when none. */
+  async #stored(username: string): Promise<StoredUser> {
     const key = usernameKey(username)
     const found = (await this.#store.snapshot()).users.find((user) => usernameKey(user.username) === key)
     if (found === undefined) throw new UserNotFound()
-    return { username: found.username, role: found.role, created: found.created }
+    return found
   }
 
   /**
@@ -111,8 +117,7 @@ export class Accounts {
     const admin = principal.role === 'admin'
     if (this.#directory.isConfigured(username) || (!admin && (!own || role !== undefined))) throw new Forbidden()
     if (role === undefined && password === undefined) throw new InvalidInput()
-    const user = (await this.#store.snapshot()).users.find((stored) => usernameKey(stored.username) === usernameKey(username))
-    if (user === undefined) throw new UserNotFound()
+    const user = await this.#stored(username)
     let passwordHash: string | undefined
     if (password !== undefined) {
       if (passwordWeakness(password, user.username) !== undefined) throw new InvalidInput()

@@ -10,6 +10,7 @@ import type { Locator, Page } from 'playwright-core'
 import { call, login, type ListeningService } from '../../test/support/service.ts'
 import {
   assertAccessible,
+  catalogueShown,
   assertAccessibleEverywhere,
   books,
   countLine,
@@ -83,11 +84,7 @@ describe('importing a file from the catalogue page', { skip, timeout: 180_000, c
   after(stopBrowser)
 
   it('checks a file chosen with the keyboard, shows its books as they will be stored, and imports them on request', async (t) => {
-    const service = await serviceFor(t)
-    await seed(service, [{ title: 'Emma', author: 'Jane Austen', year: 1815 }])
-    const page = await openPage(t, service)
-    await signedIn(page)
-    await page.getByRole('cell', { name: 'Emma', exact: true }).waitFor()
+    const { service, page } = await catalogueShown(t, [{ title: 'Emma', author: 'Jane Austen', year: 1815 }], 'Emma')
     const asked: URL[] = []
     page.on('request', (request) => {
       if (new URL(request.url()).pathname === '/books/import') asked.push(new URL(request.url()))
@@ -140,11 +137,7 @@ describe('importing a file from the catalogue page', { skip, timeout: 180_000, c
   })
 
   it('lists every invalid row the check finds, and imports the other rows only once they are skipped', async (t) => {
-    const service = await serviceFor(t)
-    await seed(service, [{ title: 'Emma', author: 'Jane Austen', year: 1815 }])
-    const page = await openPage(t, service)
-    await signedIn(page)
-    await page.getByRole('cell', { name: 'Emma', exact: true }).waitFor()
+    const { service, page } = await catalogueShown(t, [{ title: 'Emma', author: 'Jane Austen', year: 1815 }], 'Emma')
     const file = csv([
       'title,author,year',
       'Carrie,Stephen King,1974',
@@ -224,11 +217,7 @@ describe('importing a file from the catalogue page', { skip, timeout: 180_000, c
   })
 
   it('shows what is wrong with a file that cannot be imported at all, and offers no import', async (t) => {
-    const service = await serviceFor(t)
-    await seed(service, [{ title: 'Emma', author: 'Jane Austen', year: 1815 }])
-    const page = await openPage(t, service)
-    await signedIn(page)
-    await page.getByRole('cell', { name: 'Emma', exact: true }).waitFor()
+    const { service, page } = await catalogueShown(t, [{ title: 'Emma', author: 'Jane Austen', year: 1815 }], 'Emma')
     const dialog = await openImport(page)
 
     // A file the service cannot read (400): no year column. Dropped on the dialog.

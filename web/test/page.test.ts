@@ -16,6 +16,7 @@ import {
   PHONE,
   DESKTOP,
   assertAccessible,
+  catalogueShown,
   assertNoSidewaysScroll,
   books,
   countLine,
@@ -438,11 +439,7 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
   })
 
   it('says when the network is lost, and loads again when it is back', async (t) => {
-    const service = await serviceFor(t)
-    await seed(service, [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
-    const page = await openPage(t, service)
-    await signedIn(page)
-    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
+    const { page } = await catalogueShown(t, [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }], 'Dune')
 
     await page.context().setOffline(true)
     await page.getByLabel('Search').fill('dune')

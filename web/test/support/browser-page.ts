@@ -128,6 +128,20 @@ export async function signedIn(page: Page): Promise<void> {
   await page.getByRole('button', { name: 'Sign out' }).waitFor()
 }
 
+/** A service holding `books`, and its page signed in and showing them, `first` among them. */
+export async function catalogueShown(
+  t: TestContext,
+  books: Omit<Book, 'id'>[],
+  first: string,
+): Promise<{ service: ListeningService; page: Page }> {
+  const service = await serviceFor(t)
+  await seed(service, books)
+  const page = await openPage(t, service)
+  await signedIn(page)
+  await page.getByRole('cell', { name: first, exact: true }).waitFor()
+  return { service, page }
+}
+
 /** No serious or critical accessibility violation in the page as it is now. */
 export async function assertAccessible(page: Page, state: string): Promise<void> {
   // Setting axe-core up takes half a second: once per page load is enough.
