@@ -1,0 +1,90 @@
+/**
+ * What the client signs in with: a token from `POST /token`, renewed by `POST /token/refresh`
+ * before it expires, or a key, sent as it is and never renewed (docs/api.md#accounts).
+ */
+import { ApiError } from './errors.ts'
+
+export interface SessionOptions {
+  token?: string | undefined
+  key?: string | undefined
+  /** Hears every new token, from a login or a renewal, and `undefined` on signing out: to keep it, as the command does. */
+  onToken?: ((token: string | undefined) => void) | undefined
+  /** A token is renewed on the first request within this many seconds of its expiry. Default 300 (tokens last 900). */
+  renewWithinSeconds?: number | undefined
+}
+
+/** A token's `exp` claim in milliseconds, or undefined when it cannot be read. */
+export function expiresAt(token: string): number | undefined {
+  try {
+    const part = token.split('.')[1] ?? ''
+    const json = atob(
+      part
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(part.length / 4) * 4, '='),
+    )
+    const { exp } = JSON.parse(json) as { exp?: unknown }
+    return typeof exp === 'number' ? exp * 1000 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export class Session {
+  #token: string | undefined
+  #key: string | undefined
+  readonly #onToken: SessionOptions['onToken']
+  readonly #renewWithinMs: number
+  #renewing: Promise<void> | undefined
+  /** A token the service would not renew: it is used as it is until it expires. */
+  #unrenewable: string | undefined
+
+  constructor({ token, key, onToken, renewWithinSeconds = 300 }: SessionOptions) {
+    this.#token = token
+    this.#key = key
+    this.#onToken = onToken
+    this.#renewWithinMs = renewWithinSeconds * 1000
+  }
+
+  get token(): string | undefined {
+    return this.#token
+  }
+
+  get key(): string | undefined {
+    return this.#key
+  }
+
+  setToken(token: string | undefined): void {
+    this.#token = token
+    this.#onToken?.(token)
+  }
+
+  useKey(key: string | undefined): void {
+    this.#key = key
+  }
+
+  /**
+   * The `Authorization` header: the key, or the token, renewed first by `renew` when it expires
+   * soon. Requests at once share one renewal. A renewal that fails leaves the token as it was:
+   * the request says what is wrong, not the renewal.
+   */
+  async authorization(renew: (token: string) => Promise<string>): Promise<string | undefined> {
+    if (this.#key !== undefined) return this.#key
+    const token = this.#token
+    const expiry = token === undefined ? undefined : expiresAt(token)
+    if (token === undefined || expiry === undefined || token === this.#unrenewable) return token
+    const now = Date.now()
+    // An expired token cannot be renewed; one about to expire could expire on the way.
+    if (now < expiry - this.#renewWithinMs || now > expiry - 5_000) return token
+    this.#renewing ??= renew(token)
+      .then((fresh) => {
+        if (this.#token === token) this.setToken(fresh)
+      })
+      .catch((err: unknown) => {
+        if (err instanceof ApiError) this.#unrenewable = token
+      })
+      .finally(() => (this.#renewing = undefined))
+    await this.#renewing
+    return this.#token
+  }
+}
