@@ -45,7 +45,7 @@ type QueryNames<Name extends keyof operations> = keyof NonNullable<operations[Na
 export type QueryOf<Name extends keyof operations> = { [P in QueryNames<Name>]?: string | number | boolean | undefined }
 
 /** The filters and order of `GET /books` (docs/api.md#finding-books). */
-export type FindQuery = Omit<QueryOf<'listBooks'>, 'cursor' | 'after'>
+export type FindQuery = Omit<QueryOf<'listBooks'>, 'cursor'>
 /** One page of `GET /books`, its position and size chosen. */
 export type PageQuery = QueryOf<'listBooks'>
 /** The filters and order of `GET /books/export`, and its format. */

@@ -29,8 +29,8 @@ function asBlob(body: Exclude<UploadBody, ReadableStream>): Blob {
   return body instanceof Blob ? body : new Blob([body])
 }
 
-/** `body` as a stream that tells `onProgress` of every chunk read from it. */
-function counted(body: UploadBody, onProgress: (progress: Progress) => void): ReadableStream<Uint8Array> {
+/** `body` as a stream that tells `onProgress` of every chunk read from it, until `signal` stops the request. */
+function counted(body: UploadBody, onProgress: (progress: Progress) => void, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
   const source = body instanceof ReadableStream ? body : asBlob(body).stream()
   const total = body instanceof ReadableStream ? undefined : asBlob(body).size
   let sent = 0
@@ -39,6 +39,8 @@ function counted(body: UploadBody, onProgress: (progress: Progress) => void): Re
     new TransformStream<Uint8Array, Uint8Array>({
       // A blob in memory may come as one chunk: in slices, the progress moves as the connection takes them.
       transform(chunk, controller) {
+        // fetch may go on reading a body it will not send: a request stopped reads no more of its file.
+        if (signal?.aborted) return controller.error(signal.reason)
         for (let start = 0; start < chunk.byteLength; start += SLICE_BYTES) {
           const slice = chunk.subarray(start, start + SLICE_BYTES)
           controller.enqueue(slice)
@@ -55,7 +57,7 @@ export function sendWithProgress(fetcher: typeof fetch, url: string, request: Up
   if (onProgress !== undefined && typeof XMLHttpRequest !== 'undefined' && !(body instanceof ReadableStream)) {
     return sendWithXhr(url, { ...request, body: asBlob(body), onProgress })
   }
-  const sent = onProgress === undefined ? body : counted(body, onProgress)
+  const sent = onProgress === undefined ? body : counted(body, onProgress, signal)
   // A stream is sent as it is read ("half duplex"): fetch needs to be told so.
   const init = { method, headers, body: sent, signal, ...(sent instanceof ReadableStream && { duplex: 'half' }) } as RequestInit
   return fetcher(url, init)

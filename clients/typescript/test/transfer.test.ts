@@ -75,6 +75,23 @@ for (const engine of storeEngines) {
       assert.deepEqual(skipped.errors, check.errors)
     })
 
+    it('asks the service to leave out duplicates with duplicates=skip', async (t) => {
+      const service = await serviceFor(t, engine)
+      const asked: string[] = []
+      const catalogue = await service.admin({
+        fetch: (input, init) => {
+          asked.push(new URL(String(input)).search)
+          return fetch(input, init)
+        },
+      })
+      const result = await catalogue.books.import(new Blob(['title,author,year\nDune,Frank Herbert,1965\n']), {
+        skipDuplicates: true,
+        skipInvalid: true,
+      })
+      assert.equal(result.imported, 1)
+      assert.equal(asked.at(-1), '?invalid=skip&duplicates=skip')
+    })
+
     it('reads the columns it is told to', async (t) => {
       const catalogue = await (await serviceFor(t, engine)).admin()
       const file = new Blob(['Name,Writer,Published\nDune,Frank Herbert,1965-08-01\n'])
