@@ -57,31 +57,32 @@ async function reads(service: Service, token: string, ids: number[], seconds: nu
   return { p50: percentile(times, 50), p99: percentile(times, 99), reads: times.length }
 }
 
-/** Logins of stored users at `perSecond` until `stop()`, each on a connection of its own: their outcomes. */
+/**
+ * Logins of stored users at `perSecond` until `stop()`, each user from an address of its own as
+ * people sign in from their own machines: how they were answered.
+ */
 async function logins(service: Service, usernames: string[], perSecond: number, stop: () => boolean) {
-  const outcomes = new Map<number, number>()
+  const outcomes = new Map<string, number>()
+  const agents = usernames.map((_, i) => new Agent({ localAddress: `127.0.0.${10 + i}` }))
   const pending: Promise<void>[] = []
   for (let i = 0; !stop(); i++) {
-    const username = usernames[i % usernames.length]!
+    const n = i % usernames.length
+    const body = Buffer.from(JSON.stringify({ username: usernames[n], password: PASSWORD }))
     pending.push(
-      fetch(`${service.baseUrl}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username, password: PASSWORD }),
-      }).then(
-        async (response) => {
-          await response.arrayBuffer()
-          outcomes.set(response.status, (outcomes.get(response.status) ?? 0) + 1)
+      timed(service, '/token', '', agents[n]!, { method: 'POST', body, headers: { 'content-type': 'application/json' } }).then(
+        (answer) => {
+          outcomes.set(String(answer.status), (outcomes.get(String(answer.status)) ?? 0) + 1)
         },
-        () => {
-          outcomes.set(0, (outcomes.get(0) ?? 0) + 1)
+        (err: Error) => {
+          outcomes.set(err.message, (outcomes.get(err.message) ?? 0) + 1)
         },
       ),
     )
     await sleep(1000 / perSecond)
   }
   await Promise.all(pending)
-  return [...outcomes].map(([status, count]) => `${count} × ${status === 0 ? 'failed' : status}`).join(', ')
+  for (const agent of agents) agent.destroy()
+  return [...outcomes].map(([outcome, count]) => `${count} × ${outcome}`).join(', ')
 }
 
 async function underLogins(title: string, options: ServiceOptions, context: BenchContext) {
