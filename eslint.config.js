@@ -20,6 +20,7 @@ export default tseslint.config(
       'web/dist/',
       'web/test/screenshots/',
       'clients/typescript/src/generated/',
+      'clients/typescript/dist/',
       'eslint.config.js',
     ],
   },

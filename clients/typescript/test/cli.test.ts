@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { csvOf, serviceFor, storeEngines, TEST_PASSWORD, TEST_USERNAME, type TestService } from './support/service.ts'
-import { cliFor, type Cli, type Run } from './support/cli.ts'
+import { cliFor, NODE, type Cli, type Run } from './support/cli.ts'
 
+const execute = promisify(execFile)
 const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
 
 /** Asserts the command failed with `code` and said why in exactly one line, with no stack trace. */
@@ -265,3 +269,12 @@ for (const engine of storeEngines) {
     })
   })
 }
+
+describe('the book-catalogue bin', () => {
+  it('runs the command, built or from its sources', async () => {
+    const bin = fileURLToPath(new URL('../bin/book-catalogue.js', import.meta.url))
+    const help = await execute(NODE, [bin, '--help'])
+    assert.match(help.stdout, /^Usage: book-catalogue \[options\] \[command\]/)
+    assert.match(help.stdout, /Exit codes: 0 done; 1 refused/)
+  })
+})

@@ -1,13 +1,7 @@
-#!/usr/bin/env node
-/** `book-catalogue`: the command-line tool of the book catalogue service (docs/client.md). */
-import { enableCompileCache } from 'node:module'
-
-// Compiled code is cached between runs: a command starts faster the second time.
-enableCompileCache()
-
-const { CommanderError } = await import('commander')
-const { EXIT, failureOf } = await import('./exit.ts')
-const { buildProgram } = await import('./program.ts')
+/** `book-catalogue`: the command-line tool of the book catalogue service (docs/client.md), run by bin/book-catalogue.js. */
+import { CommanderError } from 'commander'
+import { EXIT, failureOf } from './exit.ts'
+import { buildProgram } from './program.ts'
 
 const interrupt = new AbortController()
 process.once('SIGINT', () => interrupt.abort(Object.assign(new Error('interrupted'), { name: 'AbortError' })))

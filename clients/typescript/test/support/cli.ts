@@ -1,13 +1,25 @@
-/** The book-catalogue command, run as a user runs it: a process of its own, with a config folder of the test's own. */
+/**
+ * The book-catalogue command, built as `npm run build:client` builds it and run as a user runs
+ * it: a process of its own, with a config folder of the test's own.
+ */
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { TestContext } from 'node:test'
+import { after, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { buildCommand } from '../../build.ts'
 
-const NODE = fileURLToPath(new URL('../../../../node_modules/.bin/node', import.meta.url))
-const BIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+export const NODE = fileURLToPath(new URL('../../../../node_modules/.bin/node', import.meta.url))
+
+// Built for this file alone from the sources as they are: test files run at once, and a
+// build in the package's own dist/ could be replaced under another file's feet.
+const built = (async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'book-catalogue-built-'))
+  after(() => rm(dir, { recursive: true, force: true }))
+  await buildCommand(dir)
+  return join(dir, 'book-catalogue.js')
+})()
 
 export interface Run {
   code: number | null
@@ -33,6 +45,7 @@ export interface Started {
 
 /** The command against the service at `url`, with a config folder of its own, removed when the test ends. */
 export async function cliFor(t: TestContext, url: string): Promise<Cli> {
+  const bin = await built
   const home = await mkdtemp(join(tmpdir(), 'book-catalogue-cli-'))
   t.after(() => rm(home, { recursive: true, force: true }))
   const envOf = (env: Record<string, string>) => ({
@@ -44,7 +57,7 @@ export async function cliFor(t: TestContext, url: string): Promise<Cli> {
   })
 
   const start = (args: string[], { env = {}, input }: { env?: Record<string, string>; input?: string } = {}): Started => {
-    const child = spawn(NODE, [BIN, ...args], { env: envOf(env), stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(NODE, [bin, ...args], { env: envOf(env), stdio: ['pipe', 'pipe', 'pipe'] })
     // Like a pipe or a file, stdin is not a terminal: what it holds, then its end.
     child.stdin.end(input)
     let stdout = ''
