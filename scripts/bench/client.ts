@@ -8,18 +8,20 @@
  *   node scripts/bench/client.ts [--rows=N] [--runs=N] [--finds=N] [--only=sqlite,postgres]
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { buildCommand } from '../../clients/typescript/build.ts'
 import { describeSpread, spread, type Spread } from './measure.ts'
 import { createDatabase, dropDatabase } from './postgres.ts'
 import { describeMachine } from './report.ts'
 import { login, sampleBook, startService, type Service } from './service.ts'
 
 const NODE = process.execPath
-const BIN = fileURLToPath(new URL('../../clients/typescript/src/cli/main.ts', import.meta.url))
+/** The bin as npm links it, which runs the built command. */
+const BIN = fileURLToPath(new URL('../../clients/typescript/bin/book-catalogue.js', import.meta.url))
 
 interface Finished {
   ms: number
@@ -96,6 +98,14 @@ async function withService<T>(engine: Engine, work: (service: Service, key: stri
 }
 
 const CLEAR_LINE = '\r\x1b[2K'
+/** Where `/usr/bin/time` writes the CPU time of the client it ran: the machine's other load moves it far less than the wall time. */
+const CPU_FILE = join(tmpdir(), `bench-client-cpu-${process.pid}`)
+const TIME = ['/usr/bin/time', '-o', CPU_FILE, '-f', '%U %S']
+
+function clientCpuSeconds(): number {
+  const [user = 0, system = 0] = readFileSync(CPU_FILE, 'utf8').trim().split('\n').at(-1)!.split(' ').map(Number)
+  return user + system
+}
 
 /** The import by the command on a pseudo-terminal, with the longest time between two drawings of its progress bar. */
 async function importOnTerminal(
@@ -103,22 +113,24 @@ async function importOnTerminal(
   key: string,
   file: string,
   checkFirst: boolean,
-): Promise<{ ms: number; longestStillMs: number }> {
+): Promise<{ ms: number; cpuSeconds: number; longestStillMs: number }> {
   const drawn: number[] = []
-  const command = [NODE, BIN, 'import', '--yes', ...(checkFirst ? [] : ['--no-check']), file].map((part) => `'${part}'`).join(' ')
+  const command = [...TIME, NODE, BIN, 'import', '--yes', ...(checkFirst ? [] : ['--no-check']), file].map((part) => `'${part}'`).join(' ')
   const run = await timed('script', ['-qefc', command, '/dev/null'], { BOOKS_URL: service.baseUrl, BOOKS_KEY: key }, (chunk) => {
     for (let at = chunk.indexOf(CLEAR_LINE); at !== -1; at = chunk.indexOf(CLEAR_LINE, at + 1)) drawn.push(performance.now())
   })
   check(run, 'book-catalogue import')
   const gaps = drawn.slice(1).map((at, n) => at - drawn[n]!)
-  return { ms: run.ms, longestStillMs: Math.max(0, ...gaps) }
+  return { ms: run.ms, cpuSeconds: clientCpuSeconds(), longestStillMs: Math.max(0, ...gaps) }
 }
 
-async function curlImport(service: Service, key: string, file: string): Promise<number> {
+async function curlImport(service: Service, key: string, file: string): Promise<{ ms: number; cpuSeconds: number }> {
   const run = check(
     await timed(
-      'curl',
+      TIME[0]!,
       [
+        ...TIME.slice(1),
+        'curl',
         '-sf',
         '-o',
         '/dev/null',
@@ -136,7 +148,7 @@ async function curlImport(service: Service, key: string, file: string): Promise<
     ),
     'curl',
   )
-  return run.ms
+  return { ms: run.ms, cpuSeconds: clientCpuSeconds() }
 }
 
 interface EngineFigures {
@@ -145,58 +157,67 @@ interface EngineFigures {
   commandSeconds: Spread
   /** The command's median over curl's. */
   ratio: number
+  /** CPU time of the client process alone: curl's, and the command's. */
+  curlCpuSeconds: Spread
+  commandCpuSeconds: Spread
   longestStillMs: Spread
   checkedSeconds: Spread
   findMs: Spread
+  findCpuMs: Spread
   nodeMs: Spread
 }
 
 async function measure(engine: Engine, file: string, rows: number, runs: number, finds: number): Promise<EngineFigures> {
-  const curl: number[] = []
-  const command: number[] = []
+  const curl: { ms: number; cpuSeconds: number }[] = []
+  const command: { ms: number; cpuSeconds: number }[] = []
   const still: number[] = []
   const checked: number[] = []
   for (let run = 0; run < runs; run++) {
     // In turns, each into a fresh store, so that neither gets the machine's quieter moments only.
     curl.push(await withService(engine, (service, key) => curlImport(service, key, file)))
     const plain = await withService(engine, (service, key) => importOnTerminal(service, key, file, false))
-    command.push(plain.ms)
+    command.push(plain)
     still.push(plain.longestStillMs)
     const withCheck = await withService(engine, (service, key) => importOnTerminal(service, key, file, true))
     checked.push(withCheck.ms)
     still.push(withCheck.longestStillMs)
     console.error(
-      `${engine.name} run ${run + 1}: curl ${curl.at(-1)!.toFixed(0)} ms, command ${plain.ms.toFixed(0)} ms, with the check ${withCheck.ms.toFixed(0)} ms`,
+      `${engine.name} run ${run + 1}: curl ${curl.at(-1)!.ms.toFixed(0)} ms, command ${plain.ms.toFixed(0)} ms, with the check ${withCheck.ms.toFixed(0)} ms; load ${loadavg()[0]!.toFixed(1)}`,
     )
   }
-  const { findMs, nodeMs } = await withService(engine, async (service, key) => {
+  const finding = await withService(engine, async (service, key) => {
     await curlImport(service, key, file)
     const env = { BOOKS_URL: service.baseUrl, BOOKS_KEY: key }
     const findTimes: number[] = []
+    const findCpu: number[] = []
     const nodeTimes: number[] = []
-    // The first run fills the compile cache, as any earlier use of the command has.
-    check(await timed(NODE, [BIN, 'find', '--title', 'Number 4242', '--json'], env), 'book-catalogue find')
+    // Words, as a person looks for a book, which the service answers within milliseconds. The
+    // first run fills the compile cache, as any earlier use of the command has.
+    check(await timed(NODE, [BIN, 'find', 'book', 'number', '4242', '--json'], env), 'book-catalogue find')
     for (let n = 0; n < finds; n++) {
+      const words = ['book', 'number', String((n * 7919) % rows)]
       const found = check(
-        await timed(NODE, [BIN, 'find', '--title', `Number ${(n * 7919) % rows}`, '--limit', '20'], env),
+        await timed(TIME[0]!, [...TIME.slice(1), NODE, BIN, 'find', ...words, '--limit', '20'], env),
         'book-catalogue find',
       )
       findTimes.push(found.ms)
+      findCpu.push(clientCpuSeconds() * 1000)
       nodeTimes.push(check(await timed(NODE, ['-e', '0'], {}), 'node -e 0').ms)
     }
-    return { findMs: spread(findTimes), nodeMs: spread(nodeTimes) }
+    return { findMs: spread(findTimes), findCpuMs: spread(findCpu), nodeMs: spread(nodeTimes) }
   })
-  const curlSeconds = spread(curl.map((ms) => ms / 1000))
-  const commandSeconds = spread(command.map((ms) => ms / 1000))
+  const curlSeconds = spread(curl.map((one) => one.ms / 1000))
+  const commandSeconds = spread(command.map((one) => one.ms / 1000))
   return {
     engine: engine.name,
     curlSeconds,
     commandSeconds,
     ratio: commandSeconds.median / curlSeconds.median,
+    curlCpuSeconds: spread(curl.map((one) => one.cpuSeconds)),
+    commandCpuSeconds: spread(command.map((one) => one.cpuSeconds)),
     longestStillMs: spread(still),
     checkedSeconds: spread(checked.map((ms) => ms / 1000)),
-    findMs,
-    nodeMs,
+    ...finding,
   }
 }
 
@@ -210,6 +231,7 @@ if (import.meta.main) {
     },
   })
   const rows = Number(values.rows)
+  await buildCommand()
   const dir = mkdtempSync(join(tmpdir(), 'bench-client-file-'))
   const file = join(dir, 'books.csv')
   const lines = ['title,author,year']
@@ -233,18 +255,20 @@ if (import.meta.main) {
       .join(', ')} at the end\n`,
   )
   console.log(
-    '| engine | curl --data-binary, s | book-catalogue import --no-check, s | ratio | progress bar still at most, ms | import with its check, s | find from start to exit, ms | node -e 0, ms |',
+    '| engine | curl --data-binary, s | book-catalogue import --no-check, s | ratio | client CPU: curl, command, s | progress bar still at most, ms | import with its check, s | find from start to exit, ms | its CPU, ms | node -e 0, ms |',
   )
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|')
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const f of figures) {
     const cells = [
       f.engine,
       describeSpread(f.curlSeconds, 2),
       describeSpread(f.commandSeconds, 2),
       f.ratio.toFixed(2),
+      `${f.curlCpuSeconds.median.toFixed(2)}, ${f.commandCpuSeconds.median.toFixed(2)}`,
       describeSpread(f.longestStillMs),
       describeSpread(f.checkedSeconds, 2),
       describeSpread(f.findMs),
+      describeSpread(f.findCpuMs),
       describeSpread(f.nodeMs),
     ]
     console.log(`| ${cells.join(' | ')} |`)

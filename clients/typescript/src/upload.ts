@@ -58,8 +58,16 @@ export function sendWithProgress(fetcher: typeof fetch, url: string, request: Up
     return sendWithXhr(url, { ...request, body: asBlob(body), onProgress })
   }
   const sent = onProgress === undefined ? body : counted(body, onProgress, signal)
-  // A stream is sent as it is read ("half duplex"): fetch needs to be told so.
-  const init = { method, headers, body: sent, signal, ...(sent instanceof ReadableStream && { duplex: 'half' }) } as RequestInit
+  // A stream is sent as it is read ("half duplex"): fetch needs to be told so. A file's stream
+  // keeps the file's length, as curl sends it, rather than going in chunks of unknown length.
+  const length = sent !== body && !(body instanceof ReadableStream) ? { 'content-length': String(asBlob(body).size) } : {}
+  const init = {
+    method,
+    headers: { ...headers, ...length },
+    body: sent,
+    signal,
+    ...(sent instanceof ReadableStream && { duplex: 'half' }),
+  } as RequestInit
   return fetcher(url, init)
 }
 

@@ -21,8 +21,9 @@ const NUMBER = new Intl.NumberFormat('en-US')
 
 const MiB = 1024 * 1024
 
-/** `12 KiB`, `3.8 MiB`, `31 MiB`. */
+/** `310 bytes`, `12 KiB`, `3.8 MiB`, `31 MiB`. */
 export function size(bytes: number): string {
+  if (bytes < 1024) return `${Math.round(bytes)} bytes`
   if (bytes < MiB) return `${Math.round(bytes / 1024)} KiB`
   return `${(bytes / MiB).toFixed(bytes < 10 * MiB ? 1 : 0)} MiB`
 }
