@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import type { Page } from 'playwright-core'
-import { TEST_USERNAME } from '../../test/helpers.ts'
+import { TEST_PASSWORD, TEST_USERNAME } from '../../test/helpers.ts'
 import { call, login, type ListeningService } from '../../test/support/service.ts'
 import {
   addUser,
@@ -285,6 +285,32 @@ describe('accounts in the page', { skip, timeout: 180_000, concurrency: 2 }, () 
     await dialog.getByRole('button', { name: 'Save' }).click()
     await status(page, 'Added “Children of Dune”.').waitFor()
     assert.equal(await page.getByRole('dialog').count(), 0, 'no sign-in was asked for')
+  })
+
+  it('tries a failed renewal again, and asks for the password once the token has run out unrenewed', async (t) => {
+    const service = await serviceFor(t)
+    await seed(service, [DUNE])
+    const page = await openPage(t, service)
+    await stoppedClock(page)
+    await signedIn(page)
+    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
+    let tries = 0
+    await page.route('**/token/refresh', (route) => {
+      tries += 1
+      return route.abort('internetdisconnected')
+    })
+    await page.clock.fastForward('14:01')
+    await until(async () => tries === 1)
+    await page.clock.fastForward('00:15')
+    await until(async () => tries === 2)
+    await page.clock.fastForward('01:00')
+    const again = page.getByRole('dialog', { name: 'Sign in again to continue' })
+    await again.getByText('Your session could not be renewed in time', { exact: false }).waitFor()
+    await page.unroute('**/token/refresh')
+    await again.getByLabel('Password').fill(TEST_PASSWORD)
+    await again.getByRole('button', { name: 'Sign in' }).click()
+    await again.waitFor({ state: 'detached' })
+    await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
   })
 
   it('asks for the password again over the page once the service refuses the session, and goes on with what was asked', async (t) => {
