@@ -17,10 +17,17 @@ import type {
 } from './types.ts'
 import type { UploadBody } from './upload.ts'
 
-/** A book with the `ETag` of the state it was read in, for a change that must not overwrite another's (`If-Match`). */
+/**
+ * A book as an answer carries it: with the `ETag` of that state of the book, for a change that
+ * must not overwrite another's (`ifMatch`, docs/api.md#changing-a-book-safely).
+ */
 export interface BookVersion {
   book: Book
-  etag: string
+  etag: string | undefined
+}
+
+function versionOf({ data, headers }: { data: Book; headers: Headers }): BookVersion {
+  return { book: data, etag: headers.get('etag') ?? undefined }
 }
 
 /** The most books one page holds: following pages of this size reads a list with the fewest requests. */
@@ -28,6 +35,10 @@ const LARGEST_PAGE = 1000
 
 export interface Signal {
   signal?: AbortSignal | undefined
+}
+
+export interface Changing extends Signal {
+  ifMatch?: string | undefined
 }
 
 export class Books {
@@ -60,49 +71,36 @@ export class Books {
     return total ?? 0
   }
 
-  async get(id: number, options: Signal = {}): Promise<Book> {
-    return (await this.getVersion(id, options)).book
-  }
-
-  async getVersion(id: number, { signal }: Signal = {}): Promise<BookVersion> {
-    const { data, headers } = await call(this.#transport, 'get', '/book/{id}', { params: { id }, signal })
-    return { book: data, etag: headers.get('etag') ?? '' }
+  async get(id: number, { signal }: Signal = {}): Promise<BookVersion> {
+    return versionOf(await call(this.#transport, 'get', '/book/{id}', { params: { id }, signal }))
   }
 
   /** Stores a new book; retried after a lost answer, it is stored once (`Idempotency-Key`). */
-  async create(book: NewBook, { signal }: Signal = {}): Promise<Book> {
-    return (await call(this.#transport, 'post', '/book', { json: book, idempotent: true, signal })).data
+  async create(book: NewBook, { signal }: Signal = {}): Promise<BookVersion> {
+    return versionOf(await call(this.#transport, 'post', '/book', { json: book, idempotent: true, signal }))
   }
 
-  /** Changes the members `changes` has; with `ifMatch`, only if the book is still in that state (else `ApiError` 412). */
-  async update(id: number, changes: BookChanges, { ifMatch, signal }: Signal & { ifMatch?: string | undefined } = {}): Promise<Book> {
-    return (await this.updateVersion(id, changes, ifMatch, { signal })).book
-  }
-
-  async updateVersion(id: number, changes: BookChanges, etag: string | undefined, { signal }: Signal = {}): Promise<BookVersion> {
-    const { data, headers } = await call(this.#transport, 'put', '/book/{id}', {
-      params: { id },
-      json: changes,
-      headers: { 'if-match': etag },
-      signal,
-    })
-    return { book: data, etag: headers.get('etag') ?? '' }
+  /** Changes the members `changes` has; with `ifMatch`, only while the book still has that `ETag` (else `ApiError` 412). */
+  async update(id: number, changes: BookChanges, { ifMatch, signal }: Changing = {}): Promise<BookVersion> {
+    return versionOf(
+      await call(this.#transport, 'put', '/book/{id}', { params: { id }, json: changes, headers: { 'if-match': ifMatch }, signal }),
+    )
   }
 
   /** Moves the book to the trash, from which `restore` takes it back. */
-  async delete(id: number, { ifMatch, signal }: Signal & { ifMatch?: string | undefined } = {}): Promise<void> {
+  async delete(id: number, { ifMatch, signal }: Changing = {}): Promise<void> {
     await call(this.#transport, 'delete', '/book/{id}', { params: { id }, headers: { 'if-match': ifMatch }, signal })
   }
 
-  async restore(id: number, { signal }: Signal = {}): Promise<Book> {
-    return (await call(this.#transport, 'post', '/book/{id}/restore', { params: { id }, signal })).data
+  async restore(id: number, { signal }: Signal = {}): Promise<BookVersion> {
+    return versionOf(await call(this.#transport, 'post', '/book/{id}/restore', { params: { id }, signal }))
   }
 
   /** Gives the book the values it had after its change `seq`, recorded as a change of its own. */
-  async revert(id: number, seq: number, { ifMatch, signal }: Signal & { ifMatch?: string | undefined } = {}): Promise<Book> {
-    return (
-      await call(this.#transport, 'post', '/book/{id}/revert', { params: { id }, json: { seq }, headers: { 'if-match': ifMatch }, signal })
-    ).data
+  async revert(id: number, seq: number, { ifMatch, signal }: Changing = {}): Promise<BookVersion> {
+    return versionOf(
+      await call(this.#transport, 'post', '/book/{id}/revert', { params: { id }, json: { seq }, headers: { 'if-match': ifMatch }, signal }),
+    )
   }
 
   /** The book's changes, newest first. */

@@ -1,5 +1,6 @@
 import { Keys, Users } from './accounts.ts'
 import { Books } from './books.ts'
+import type { ApiError } from './errors.ts'
 import { call } from './operations.ts'
 import { Session, type SessionOptions } from './session.ts'
 import { Transport } from './transport.ts'
@@ -11,6 +12,12 @@ export interface ClientOptions extends SessionOptions {
   fetch?: typeof fetch | undefined
   /** How many times a request that is safe to repeat is sent again after a lost connection or a 503. Default 3. */
   retries?: number | undefined
+  /**
+   * Hears that the service refused the token or key of a request (`401` other than `Invalid
+   * credentials`: it expired, its password or role changed, it was revoked). Resolve true once a
+   * new token is in place, by `login` or `currentToken`, and the request is sent once more.
+   */
+  onRefused?: ((error: ApiError) => Promise<boolean>) | undefined
 }
 
 /**
@@ -24,7 +31,7 @@ export class BookCatalogue {
   readonly #transport: Transport
   readonly #session: Session
 
-  constructor({ url = '', fetch: fetcher, retries = 3, ...session }: ClientOptions = {}) {
+  constructor({ url = '', fetch: fetcher, retries = 3, onRefused, ...session }: ClientOptions = {}) {
     this.#session = new Session(session)
     this.#transport = new Transport({
       url,
@@ -32,6 +39,7 @@ export class BookCatalogue {
       fetch: fetcher ?? ((input, init) => fetch(input, init)),
       retries,
       authorization: () => this.#session.authorization((token) => this.#refresh(token)),
+      onRefused,
     })
     this.books = new Books(this.#transport)
     this.users = new Users(this.#transport)

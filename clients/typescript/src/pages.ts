@@ -32,6 +32,11 @@ export class Paged<T> implements AsyncIterable<T> {
     this.#follow = follow
   }
 
+  /** The first page, or the one at `next`, the link of a page before: for a person who asks for more. */
+  page(next?: string): Promise<Page<T>> {
+    return next === undefined ? this.#first() : this.#follow(next)
+  }
+
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
     let page = await this.#first()
     yield page

@@ -11,6 +11,11 @@ export interface SessionOptions {
   onToken?: ((token: string | undefined) => void) | undefined
   /** A token is renewed on the first request within this many seconds of its expiry. Default 300 (tokens last 900). */
   renewWithinSeconds?: number | undefined
+  /**
+   * The token to send, asked for before each request, for a program that keeps and renews its
+   * token itself, as the catalogue page does: the client then renews it only when `refresh` is called.
+   */
+  currentToken?: (() => string | undefined) | undefined
 }
 
 /** A token's `exp` claim in milliseconds, or undefined when it cannot be read. */
@@ -38,8 +43,10 @@ export class Session {
   #renewing: Promise<void> | undefined
   /** A token the service would not renew: it is used as it is until it expires. */
   #unrenewable: string | undefined
+  readonly #currentToken: SessionOptions['currentToken']
 
-  constructor({ token, key, onToken, renewWithinSeconds = 300 }: SessionOptions) {
+  constructor({ token, key, onToken, renewWithinSeconds = 300, currentToken }: SessionOptions) {
+    this.#currentToken = currentToken
     this.#token = token
     this.#key = key
     this.#onToken = onToken
@@ -47,7 +54,7 @@ export class Session {
   }
 
   get token(): string | undefined {
-    return this.#token
+    return this.#currentToken === undefined ? this.#token : this.#currentToken()
   }
 
   get key(): string | undefined {
@@ -70,6 +77,7 @@ export class Session {
    */
   async authorization(renew: (token: string) => Promise<string>): Promise<string | undefined> {
     if (this.#key !== undefined) return this.#key
+    if (this.#currentToken !== undefined) return this.#currentToken()
     const token = this.#token
     const expiry = token === undefined ? undefined : expiresAt(token)
     if (token === undefined || expiry === undefined || token === this.#unrenewable) return token

@@ -33,6 +33,8 @@ export interface TransportOptions {
   retries: number
   /** The `Authorization` header for a request, renewing the token first when it is about to expire. */
   authorization(): Promise<string | undefined>
+  /** Hears that the service refused the token or key of a request; true sends the request once more, with the new one. */
+  onRefused: ((error: ApiError) => Promise<boolean>) | undefined
 }
 
 const IN_PROGRESS = 'Request with this idempotency key is in progress'
@@ -101,6 +103,7 @@ export class Transport {
     const repeatable =
       (method === 'GET' || (method === 'PUT' && headers['if-match'] === undefined) || idempotencyKey !== undefined) &&
       !(request.upload?.body instanceof ReadableStream)
+    let signedInAgain = false
     for (let attempt = 0; ; attempt++) {
       const authorization = request.authorization === undefined ? await this.#options.authorization() : (request.authorization ?? undefined)
       const sent: Record<string, string> = {}
@@ -119,6 +122,13 @@ export class Transport {
       }
       if (response.ok) return response
       const error = await errorOf(response)
+      // A refusal of the credentials themselves, not of a password in the body of a login.
+      const refused = error.status === 401 && authorization !== undefined && error.message !== 'Invalid credentials'
+      if (refused && !signedInAgain && (await this.#options.onRefused?.(error))) {
+        signedInAgain = true
+        attempt--
+        continue
+      }
       const busy = error.status === 503 || (error.status === 409 && error.message === IN_PROGRESS && idempotencyKey !== undefined)
       if (!busy || !mayRetry) throw error
       await sleep(Math.min(MAX_WAIT_MS, error.retryAfter === undefined ? backoff(attempt) : error.retryAfter * 1000), signal)

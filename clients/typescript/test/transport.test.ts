@@ -72,7 +72,7 @@ for (const engine of storeEngines) {
       const service = await serviceFor(t, engine)
       const { sent, fetch } = spy({ lose: firstMatch((request) => request.path === '/book') })
       const catalogue = await service.admin({ fetch })
-      const created = await catalogue.books.create(dune)
+      const created = (await catalogue.books.create(dune)).book
       const posts = sent.filter((request) => request.path === '/book')
       assert.equal(posts.length, 2)
       assert.match(posts[0]!.headers.get('idempotency-key')!, /^[0-9a-f]{32}$/)
@@ -106,8 +106,8 @@ for (const engine of storeEngines) {
       const service = await serviceFor(t, engine)
       const { sent, fetch } = spy({ lose: (request) => request.method === 'DELETE' || request.headers.has('if-match') })
       const catalogue = await service.admin({ fetch })
-      const { id } = await catalogue.books.create(dune)
-      const { etag } = await catalogue.books.getVersion(id)
+      const { book, etag } = await catalogue.books.create(dune)
+      const { id } = book
       await assert.rejects(catalogue.books.update(id, { year: 1 }, { ifMatch: etag }), ConnectionError)
       await assert.rejects(catalogue.books.delete(id), ConnectionError)
       assert.equal(sent.filter((request) => request.method === 'PUT' || request.method === 'DELETE').length, 2)
@@ -168,8 +168,8 @@ for (const engine of storeEngines) {
       const { key } = await admin.keys.create({ name: 'nightly import', role: 'editor' })
       const { sent, fetch } = spy()
       const program = new BookCatalogue({ url: service.url, key, fetch })
-      const created = await program.books.create(dune)
-      assert.deepEqual(await program.books.get(created.id), created)
+      const created = (await program.books.create(dune)).book
+      assert.deepEqual((await program.books.get(created.id)).book, created)
       assert.deepEqual(
         sent.map((request) => [request.path, request.headers.get('authorization')]),
         [
@@ -179,6 +179,33 @@ for (const engine of storeEngines) {
       )
       const [change] = await admin.books.history(created.id).all()
       assert.equal(change?.actor, 'key:nightly import')
+    })
+
+    it('a refused token is told to onRefused, and the request sent once more with the token it puts in place', async (t) => {
+      const service = await serviceFor(t, engine)
+      const valid = (await service.admin()).token!
+      let current = tokenExpiringIn(600)
+      const refusals: string[] = []
+      const { sent, fetch } = spy()
+      const page = new BookCatalogue({
+        url: service.url,
+        fetch,
+        currentToken: () => current,
+        onRefused: async (error) => {
+          refusals.push(error.message)
+          current = valid
+          return true
+        },
+      })
+      const file = new Blob(['title,author,year\nDune,Frank Herbert,1965\n'])
+      assert.equal((await page.books.import(file, { onProgress: () => {} })).imported, 1)
+      assert.deepEqual(refusals, ['Invalid token'])
+      assert.deepEqual(
+        sent.map((request) => request.path),
+        ['/books/import', '/books/import'],
+      )
+      const giveUp = new BookCatalogue({ url: service.url, currentToken: () => tokenExpiringIn(600), onRefused: async () => false })
+      await assert.rejects(giveUp.books.find().all(), { status: 401, message: 'Invalid token' })
     })
 
     it('an unreachable service is a ConnectionError that names it', async () => {

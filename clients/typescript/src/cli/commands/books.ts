@@ -88,7 +88,7 @@ export async function find(
 }
 
 export async function show(context: Context, id: number, options: Shown): Promise<void> {
-  await printOne(context.stdout, formatOf(options), BOOK_COLUMNS, await context.signedIn().books.get(id, { signal: context.signal }))
+  await printOne(context.stdout, formatOf(options), BOOK_COLUMNS, (await context.signedIn().books.get(id, { signal: context.signal })).book)
 }
 
 export async function add(context: Context, options: NewBook & Shown): Promise<void> {
@@ -97,7 +97,7 @@ export async function add(context: Context, options: NewBook & Shown): Promise<v
     context.stdout,
     formatOf(options),
     BOOK_COLUMNS,
-    await context.signedIn().books.create({ title, author, year }, { signal: context.signal }),
+    (await context.signedIn().books.create({ title, author, year }, { signal: context.signal })).book,
   )
 }
 
@@ -111,7 +111,7 @@ export async function edit(context: Context, id: number, options: BookChanges & 
     context.stdout,
     formatOf(options),
     BOOK_COLUMNS,
-    await context.signedIn().books.update(id, changes, { signal: context.signal }),
+    (await context.signedIn().books.update(id, changes, { signal: context.signal })).book,
   )
 }
 
@@ -126,7 +126,7 @@ export async function rm(context: Context, ids: number[]): Promise<void> {
 export async function restore(context: Context, ids: number[], options: Shown): Promise<void> {
   const books = context.signedIn().books
   const restored = []
-  for (const id of ids) restored.push(await books.restore(id, { signal: context.signal }))
+  for (const id of ids) restored.push((await books.restore(id, { signal: context.signal })).book)
   await printList(context.stdout, formatOf(options), BOOK_COLUMNS, inOneBatch(restored))
 }
 
@@ -135,7 +135,7 @@ export async function revert(context: Context, id: number, seq: number, options:
     context.stdout,
     formatOf(options),
     BOOK_COLUMNS,
-    await context.signedIn().books.revert(id, seq, { signal: context.signal }),
+    (await context.signedIn().books.revert(id, seq, { signal: context.signal })).book,
   )
 }
 
