@@ -1,8 +1,8 @@
-import { ApiError, type Api, type Book } from './api.ts'
+import { ApiError, type Book, type BookCatalogue } from 'book-catalogue-client'
 import { changedFields, changes, FIELD_LABELS, FIELDS, fieldsOf, rebase, type Values } from './book-changes.ts'
 import { checkBook, type BookFields, type FieldErrors, type FieldName } from './book-rules.ts'
-import { h, uniqueId } from './dom.ts'
 import { confirmDelete } from './confirm-dialog.ts'
+import { h, uniqueId } from './dom.ts'
 import { openHistoryDialog } from './history-dialog.ts'
 import { createMessages, describeError } from './messages.ts'
 import { openModal } from './modal.ts'
@@ -43,7 +43,7 @@ const asText = (book: BookFields): Values => ({ title: book.title, author: book.
  */
 export function openBookDialog(
   host: HTMLElement,
-  api: Api,
+  client: BookCatalogue,
   existing: { book: Book; etag: string | undefined } | undefined,
   events: BookDialogEvents,
 ): void {
@@ -93,7 +93,7 @@ export function openBookDialog(
     const book = stored()
     if (!book) return
     // Over the form, which keeps what the person typed; a version brought back becomes the form's starting point.
-    openHistoryDialog(host, api, book, {
+    openHistoryDialog(host, client, book, {
       reverted(reverted, newEtag) {
         const rebased = rebase(asText(base!), typed(), asText(reverted))
         fill(rebased.form)
@@ -172,10 +172,10 @@ export function openBookDialog(
       save.disabled = true
       try {
         if (id === undefined || base === undefined) {
-          const created = await api.createBook(checked.book)
+          const created = await client.books.create(checked.book)
           events.saved(created.book, created.etag, true)
         } else {
-          const updated = await api.updateBook(id, changes(base, checked.book), etag)
+          const updated = await client.books.update(id, changes(base, checked.book), { ifMatch: etag })
           events.saved(updated.book, updated.etag, false)
         }
         dialog.close()
@@ -194,7 +194,7 @@ export function openBookDialog(
     }
     if (err.status === 412) {
       try {
-        const now = await api.getBook(id)
+        const now = await client.books.get(id)
         const before = base
         const current = fieldsOf(now.book)
         const rebased = rebase(before, edited, current)

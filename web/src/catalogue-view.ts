@@ -1,4 +1,4 @@
-import { ApiError, atLeast, type Api, type Book, type Role } from './api.ts'
+import { ApiError, type Book, type BookCatalogue, type Role } from 'book-catalogue-client'
 import { FIRST_VIEW, readAddress, writeAddress, type ViewState } from './address.ts'
 import { actOnBooks } from './book-batch.ts'
 import { openBookDetails } from './book-details.ts'
@@ -7,13 +7,14 @@ import { createBookTable } from './book-table.ts'
 import { booksCsv } from './books-csv.ts'
 import { confirmDelete } from './confirm-dialog.ts'
 import { h } from './dom.ts'
-import { describeOrder, exportUrl, isFiltered, sameQuery, type SortField } from './find-query.ts'
+import { describeOrder, exportQuery, isFiltered, sameQuery, type SortField } from './find-query.ts'
 import { createFinder } from './finder.ts'
 import { openImportDialog } from './import-dialog.ts'
 import { createMessages, describeError } from './messages.ts'
 import { countOf, formatNumber } from './numbers.ts'
 import { createPager } from './pager.ts'
 import { createResults, type Results } from './results.ts'
+import { atLeast } from './roles.ts'
 import { saveFile } from './save-file.ts'
 import { createSelectionBar } from './selection-bar.ts'
 import { createSelection } from './selection.ts'
@@ -27,7 +28,7 @@ const PROGRESS_INTERVAL_MS = 1000
  * books, and undo a deletion or an edit. A reader gets no control that changes a book. What it
  * shows lives in the address; `signal` ends its listeners when the person signs out.
  */
-export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLElement {
+export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSignal): HTMLElement {
   const canEdit = atLeast(role, 'editor')
   const messages = createMessages()
   const finder = createFinder(filtersChanged)
@@ -169,7 +170,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     }
     if (newQuery) {
       results?.close()
-      results = createResults((url, signal) => api.findBooks(url, signal), state.query, state.page * state.size)
+      results = createResults((url, signal) => client.books.page(url, { signal }), state.query, state.page * state.size)
     }
     return show()
   }
@@ -187,7 +188,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
   /** Asks the query again, for the same page: after an import or a deletion of many. */
   function reload(): Promise<void> {
     results?.close()
-    results = createResults((url, signal) => api.findBooks(url, signal), state.query, state.page * state.size)
+    results = createResults((url, signal) => client.books.page(url, { signal }), state.query, state.page * state.size)
     return show()
   }
 
@@ -266,7 +267,8 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     messages.clear()
     exportButton.disabled = true
     try {
-      saveFile(await api.exportBooks(exportUrl(state.query)), 'books.csv')
+      // Read whole and saved through an object URL: a link to the route itself could not send the token.
+      saveFile(await new Response(await client.books.export(exportQuery(state.query))).blob(), 'books.csv')
     } catch (err) {
       messages.error(describeError(err))
     } finally {
@@ -285,7 +287,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     let said = 0
     selectionBar.busy(`Deleting ${countOf(books.length, 'book')}…`)
     const { done: deleted, failure } = await actOnBooks(
-      (id) => api.deleteBook(id),
+      (id) => client.books.delete(id),
       books,
       (done) => {
         if (performance.now() - said < PROGRESS_INTERVAL_MS) return
@@ -321,7 +323,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     let said = performance.now()
     messages.notice(`Restoring ${countOf(books.length, 'book')}…`)
     const { done: restored, failure } = await actOnBooks(
-      (id) => api.restoreBook(id),
+      (id) => client.books.restore(id),
       books,
       (done) => {
         if (performance.now() - said < PROGRESS_INTERVAL_MS) return
@@ -356,10 +358,10 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     messages.clear()
     const changedSince = `“${book.title}” was changed again since, so the edit was not undone. Its History shows every version.`
     try {
-      const before = (await api.history(book.id, undefined, 2)).items[1]
+      const before = (await client.books.history(book.id, { limit: 2 }).page()).items[1]
       if (before === undefined) messages.error(changedSince)
       else {
-        const reverted = await api.revertBook(book.id, before.seq, etag)
+        const reverted = await client.books.revert(book.id, before.seq, { ifMatch: etag })
         replace(reverted.book)
         messages.notice(`Undid the edit of “${book.title}”.`)
       }
@@ -374,13 +376,13 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
   async function edit(book: Book) {
     messages.clear()
     try {
-      const stored = await api.getBook(book.id)
+      const stored = await client.books.get(book.id)
       replace(stored.book)
       if (!canEdit) {
-        openBookDetails(view, api, stored.book)
+        openBookDetails(view, client, stored.book)
         return
       }
-      openBookDialog(view, api, stored, {
+      openBookDialog(view, client, stored, {
         saved: (saved, etag) => {
           replace(saved)
           reportSaved(saved, etag)
@@ -400,7 +402,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     messages.clear()
     const index = pageBooks().findIndex((shown) => shown.id === book.id)
     const { done: deleted, failure } = await actOnBooks(
-      (id) => api.deleteBook(id),
+      (id) => client.books.delete(id),
       [book],
       () => {},
     )
@@ -430,7 +432,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
 
   addButton.addEventListener('click', () => {
     messages.clear()
-    openBookDialog(view, api, undefined, {
+    openBookDialog(view, client, undefined, {
       saved: (created) => {
         // Shown first on the page, where the person looks, whatever the order; a new search puts it in its place.
         results?.insert(created, (state.page - 1) * state.size)
@@ -443,7 +445,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     })
   })
   importButton.addEventListener('click', () =>
-    openImportDialog(view, api, {
+    openImportDialog(view, client, {
       imported: (text) => void reload().then(() => messages.notice(text)),
       failed: (text) => messages.error(text),
     }),

@@ -122,8 +122,13 @@ export class Transport {
       }
       if (response.ok) return response
       const error = await errorOf(response)
-      // A refusal of the credentials themselves, not of a password in the body of a login.
-      const refused = error.status === 401 && authorization !== undefined && error.message !== 'Invalid credentials'
+      // A refusal of the client's own credentials, not of a password in the body of a login, nor
+      // of a token the caller sent itself (a renewal's), whose refusal is the caller's to hear.
+      const refused =
+        error.status === 401 &&
+        request.authorization === undefined &&
+        authorization !== undefined &&
+        error.message !== 'Invalid credentials'
       if (refused && !signedInAgain && (await this.#options.onRefused?.(error))) {
         signedInAgain = true
         attempt--

@@ -206,6 +206,11 @@ for (const engine of storeEngines) {
       )
       const giveUp = new BookCatalogue({ url: service.url, currentToken: () => tokenExpiringIn(600), onRefused: async () => false })
       await assert.rejects(giveUp.books.find().all(), { status: 401, message: 'Invalid token' })
+      // A renewal refused is the caller's to hear: it knows a password is needed again.
+      let asked = 0
+      const renewing = new BookCatalogue({ url: service.url, currentToken: () => tokenExpiringIn(600), onRefused: async () => ++asked > 0 })
+      await assert.rejects(renewing.refresh(), { status: 401, message: 'Invalid token' })
+      assert.equal(asked, 0)
     })
 
     it('an unreachable service is a ConnectionError that names it', async () => {
