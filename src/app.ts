@@ -37,6 +37,7 @@ import { accountRoutes } from './routes/accounts.ts'
 import { bookTransferRoutes } from './routes/book-transfer.ts'
 import { bookRoutes } from './routes/books.ts'
 import { historyRoutes } from './routes/history.ts'
+import { changeRoutes } from './routes/changes.ts'
 import { TrashRetention } from './books/retention.ts'
 import { operationRoutes } from './routes/monitoring.ts'
 import { tokenRoutes } from './routes/token.ts'
@@ -151,6 +152,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(bookRoutes, { catalogue, reader: store.reader, cursors: createCursors(config) })
   await app.register(bookTransferRoutes, { catalogue, reader: store.reader, metrics })
   await app.register(historyRoutes, { catalogue })
+  await app.register(changeRoutes, { catalogue })
   keepTrashFor(app, catalogue, config.trashRetentionDays)
   await serveApiReference(app)
   await servePage(app, parts.pageRoot)
