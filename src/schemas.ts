@@ -234,6 +234,16 @@ export function Failure(name: string, status: number, description: string, ...me
   return component(name, Envelope(Type.Null(), { description, 'x-examples': examples(status, messages) }))
 }
 
+/**
+ * An answer of one media type among several, as a response's `content` holds it: its named
+ * examples beside its schema, where the document shows them (the generator moves them there only
+ * for an answer of one type).
+ */
+export function media(schema: TSchema): { schema: TSchema; examples: unknown } {
+  const { 'x-examples': examples, ...rest } = schema as TSchema & { 'x-examples'?: unknown }
+  return { schema: rest, examples }
+}
+
 /** Documents the headers an answer carries; serialisation ignores them. */
 export function withHeaders<T extends TSchema>(schema: T, headers: Record<string, string>): T {
   return {

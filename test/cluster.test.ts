@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { request } from 'node:http'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { poolShares, restartDelayMs } from '../src/cluster.ts'
+import { evenShares, restartDelayMs } from '../src/cluster.ts'
 import { storeEngines, TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
 import { adminQuery, createTestSchema } from './support/postgres.ts'
 import { serviceEnv, spawnService, type LogLine } from './support/service.ts'
@@ -180,17 +180,17 @@ describe('WORKERS=2 on PostgreSQL', { skip: postgres.skip, timeout: 120_000 }, (
   })
 })
 
-describe('pool shares', () => {
-  it('share out the whole of DB_POOL_SIZE as evenly as can be', () => {
-    assert.deepEqual(poolShares(10, 4), [3, 3, 2, 2])
-    assert.deepEqual(poolShares(10, 1), [10])
-    assert.deepEqual(poolShares(3, 3), [1, 1, 1])
+describe('even shares', () => {
+  it('share out the whole of DB_POOL_SIZE or MAX_STREAMS as evenly as can be', () => {
+    assert.deepEqual(evenShares(10, 4), [3, 3, 2, 2])
+    assert.deepEqual(evenShares(10, 1), [10])
+    assert.deepEqual(evenShares(3, 3), [1, 1, 1])
     for (const [total, workers] of [
       [100, 7],
       [1000, 256],
       [5, 2],
     ] as const) {
-      const shares = poolShares(total, workers)
+      const shares = evenShares(total, workers)
       assert.equal(shares.length, workers)
       assert.equal(
         shares.reduce((sum, share) => sum + share, 0),

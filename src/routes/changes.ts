@@ -5,7 +5,7 @@ import type { Catalogue } from '../books/catalogue.ts'
 import { InvalidInput } from '../books/errors.ts'
 import { changeAnswer } from '../http/change-answer.ts'
 import { envelope } from '../http/envelope.ts'
-import { Change, ChangesQuery, EXAMPLE_CHANGE, failures, Success, withHeaders } from '../schemas.ts'
+import { Change, ChangesQuery, EXAMPLE_CHANGE, failures, media, Success } from '../schemas.ts'
 import { nextPageLink, pageLimit } from './paging.ts'
 
 export interface ChangeRouteOptions {
@@ -22,7 +22,22 @@ export function seqOf(text: string): number {
   return seq
 }
 
-/** The changes of every book, in the order they committed, to follow from any point (docs/api.md#following-changes). */
+/** Whether the client asks for Server-Sent Events: `text/event-stream` among the types it accepts, not refused by `q=0`. */
+export function acceptsEvents(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((range) => {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase())
+    return type === 'text/event-stream' && !parameters.some((parameter) => /^q=0(\.0*)?$/.test(parameter))
+  })
+}
+
+const SEQ = '^(?:0|[1-9][0-9]{0,15})$'
+
+const EXAMPLE_EVENT = `id: ${EXAMPLE_CHANGE.seq}\nevent: change\ndata: ${JSON.stringify(EXAMPLE_CHANGE)}\n\n`
+
+/**
+ * The changes of every book, in the order they committed, to follow from any point: a page at a
+ * time, or as a stream of Server-Sent Events (docs/api.md#following-changes).
+ */
 export async function changeRoutes(app: FastifyInstance, { catalogue }: ChangeRouteOptions) {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>()
 
@@ -39,10 +54,44 @@ export async function changeRoutes(app: FastifyInstance, { catalogue }: ChangeRo
         tags: ['History'],
         security: [{ token: [] }],
         querystring: ChangesQuery,
+        headers: Type.Object({
+          'last-event-id': Type.Optional(
+            Type.String({
+              pattern: SEQ,
+              description:
+                'With `Accept: text/event-stream`: the `id` of the last event received, to resume after it (it wins over `since`); EventSource sends it by itself when it reconnects',
+              examples: ['4242'],
+            }),
+          ),
+        }),
         response: {
-          200: withHeaders(Success(200, MESSAGE, Type.Array(Change), [EXAMPLE_CHANGE], 'The changes after `since`, oldest first'), {
-            Link: 'Always: where to read on, `</books/changes?limit=N&since=SEQ>; rel="next"`, SEQ being the last change given (or `since` when none was)',
-          }),
+          200: {
+            description:
+              'The changes after `since`, oldest first; with `Accept: text/event-stream`, a stream of them, as they commit, that lasts until the token expires',
+            headers: {
+              Link: {
+                type: 'string',
+                description:
+                  'Always, without `Accept: text/event-stream`: where to read on, `</books/changes?limit=N&since=SEQ>; rel="next"`, SEQ being the last change given (or `since` when none was)',
+              },
+            },
+            content: {
+              'application/json': media(
+                Success(200, MESSAGE, Type.Array(Change), [EXAMPLE_CHANGE], 'The changes after `since`, oldest first'),
+              ),
+              'text/event-stream': {
+                schema: {
+                  type: 'string',
+                  description:
+                    'Server-Sent Events, not an envelope: each change as `id: SEQ`, `event: change` and `data:` the change, then every change as it commits; ' +
+                    'a comment line (`:`) at least every 15 s. The stream ends after a comment when the token or key expires or is revoked, and after a ' +
+                    '`retry:` line when the instance shuts down: connect again with `Last-Event-ID` to resume. At most `MAX_STREAMS` at once (503 beyond); ' +
+                    'a client that stops reading is dropped before 1 MiB waits for it.',
+                },
+                example: EXAMPLE_EVENT,
+              },
+            },
+          },
           400: failures.invalidInput,
           401: failures.tokenRefused,
           500: failures.internal,
@@ -54,6 +103,10 @@ export async function changeRoutes(app: FastifyInstance, { catalogue }: ChangeRo
     async (request, reply) => {
       const limit = pageLimit(request.query)
       const { since = '0' } = request.query
+      if (acceptsEvents(request.headers.accept)) {
+        const resume = request.headers['last-event-id']
+        return app.changeFeed.open(request, reply, resume !== undefined ? seqOf(resume) : since === 'latest' ? 'latest' : seqOf(since))
+      }
       if (since === 'latest') {
         reply.header('link', nextPageLink(PATH, limit, ['since', await catalogue.newestChange()]))
         return envelope(200, MESSAGE, [])
