@@ -118,6 +118,8 @@ export class ChangeFeed {
    * store is unavailable, or when `maxStreams` are open).
    */
   async open(request: FastifyRequest, reply: FastifyReply, from: number | 'latest'): Promise<FastifyReply> {
+    // HEAD asks for the headers alone: no stream is opened for it.
+    if (request.method === 'HEAD') return this.#eventStream(reply).send()
     if (this.#ending) return this.#eventStream(reply).send(GO_ELSEWHERE)
     if (this.#open.size + this.#reserved >= this.#maxStreams) {
       throw new Refusal(503, 'Service unavailable', { 'retry-after': String(STREAMS_RETRY_AFTER_SECONDS) })

@@ -128,6 +128,17 @@ describe('GET /books/changes as Server-Sent Events: before the stream starts, th
     }
   })
 
+  it('answers HEAD with the headers of a stream, and opens none', async (t) => {
+    const { app, port, token } = await serve(t)
+    const res = await fetch(`http://127.0.0.1:${port}/books/changes`, {
+      method: 'HEAD',
+      headers: { authorization: token, accept: 'text/event-stream' },
+    })
+    assert.equal(res.status, 200)
+    assert.equal(res.headers.get('content-type'), 'text/event-stream')
+    assert.equal(app.changeFeed.size, 0)
+  })
+
   it('lets a reader follow the changes, as an admin does', async (t) => {
     const { call, port } = await serve(t)
     await call({ method: 'POST', url: '/users', payload: { username: 'reading', password: 'a quiet harbour at dawn', role: 'reader' } })
