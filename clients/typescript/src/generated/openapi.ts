@@ -390,6 +390,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/books/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The changes of every book, oldest first
+         * @description Every change after `since`, in the order the changes committed, with a `Link` to follow for the ones after them, always: following it never skips nor repeats a change. Together with the `X-Change-Seq` of an unpaged `GET /books` or an export, it keeps a copy of the catalogue exactly up to date.
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1845,6 +1865,8 @@ export interface operations {
                     Link?: string;
                     /** @description With `count=true`: how many books match, all pages together */
                     "X-Total-Count"?: string;
+                    /** @description Without `limit`: The newest change the answer reflects: it holds every change up to this `seq` and none after it. Follow `GET /books/changes?since=` it to stay up to date */
+                    "X-Change-Seq"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2382,6 +2404,8 @@ export interface operations {
             /** @description Every matching book, as a file to save (`Content-Disposition: attachment`), not an envelope */
             200: {
                 headers: {
+                    /** @description The newest change the answer reflects: it holds every change up to this `seq` and none after it. Follow `GET /books/changes?since=` it to stay up to date */
+                    "X-Change-Seq"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2836,6 +2860,90 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BookNotFound"];
+                };
+            };
+            /** @description An unexpected failure; the log has the details under the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalServerError"];
+                };
+            };
+            /** @description The store cannot be reached or did not answer in time; `Retry-After` says when to try again */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    listChanges: {
+        parameters: {
+            query?: {
+                /** @description Only changes with a greater `seq` (default 0: from the first). `latest`: none now, and a `Link` that starts at the newest change */
+                since?: string;
+                /**
+                 * @description How many per page, 1 to 1000 (default 100)
+                 * @example 20
+                 */
+                limit?: string;
+            };
+            header?: {
+                /**
+                 * @description With `Accept: text/event-stream`: the `id` of the last event received, to resume after it (it wins over `since`); EventSource sends it by itself when it reconnects
+                 * @example 4242
+                 */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The changes after `since`, oldest first; with `Accept: text/event-stream`, a stream of them, as they commit, that lasts until the token expires */
+            200: {
+                headers: {
+                    /** @description Always, without `Accept: text/event-stream`: where to read on, `</books/changes?limit=N&since=SEQ>; rel="next"`, SEQ being the last change given (or `since` when none was) */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        message: string;
+                        data: components["schemas"]["Change"][];
+                    };
+                    /**
+                     * @example id: 42
+                     *     event: change
+                     *     data: {"seq":42,"book_id":1,"kind":"updated","actor":"admin","at":"2026-11-25T09:30:00.000Z","book":{"id":1,"title":"Dune","author":"Frank Herbert","year":1965}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The body or a query parameter breaks the rules of a book or of the list */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInput"];
+                };
+            };
+            /** @description The Authorization header is missing, or its token is malformed, expired or wrongly signed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenRefused"];
                 };
             };
             /** @description An unexpected failure; the log has the details under the request id */
