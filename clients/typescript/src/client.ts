@@ -1,5 +1,6 @@
 import { Keys, Users } from './accounts.ts'
 import { Books } from './books.ts'
+import { Feed } from './feed.ts'
 import type { ApiError } from './errors.ts'
 import { call } from './operations.ts'
 import { Session, type SessionOptions } from './session.ts'
@@ -22,12 +23,14 @@ export interface ClientOptions extends SessionOptions {
 
 /**
  * A client of the book catalogue service: `new BookCatalogue({ url })`, then `login`, or a `key`
- * in the options; then `books`, `users` and `keys`.
+ * in the options; then `books`, `changes`, `users` and `keys`.
  */
 export class BookCatalogue {
   readonly books: Books
   readonly users: Users
   readonly keys: Keys
+  /** The change feed: `changes.follow()`, `changes.page(since)`. */
+  readonly changes: Feed
   readonly #transport: Transport
   readonly #session: Session
 
@@ -44,6 +47,10 @@ export class BookCatalogue {
     this.books = new Books(this.#transport)
     this.users = new Users(this.#transport)
     this.keys = new Keys(this.#transport)
+    this.changes = new Feed(this.#transport, {
+      renewableUntil: () => this.#session.renewableUntil,
+      renew: () => this.#session.renew((token) => this.#refresh(token)),
+    })
   }
 
   /** The token requests are sent with, renewed as it goes. */

@@ -2,6 +2,7 @@
 export { BookCatalogue, type ClientOptions } from './client.ts'
 export { ApiError, ConnectionError } from './errors.ts'
 export type { Books, BookVersion } from './books.ts'
+export type { Feed, FollowOptions } from './feed.ts'
 export type { Keys, Users } from './accounts.ts'
 export { Paged, type Page } from './pages.ts'
 export { formatOfName, IMPORT_TYPES, type ImportFormat, type ImportOptions } from './transfer.ts'

@@ -70,20 +70,31 @@ export class Session {
     this.#key = key
   }
 
+  /** When the token that the client renews itself expires; undefined for a key, a token a program keeps, or one the service would not renew. */
+  get renewableUntil(): number | undefined {
+    if (this.#key !== undefined || this.#currentToken !== undefined) return undefined
+    const token = this.#token
+    return token === undefined || token === this.#unrenewable ? undefined : expiresAt(token)
+  }
+
   /**
    * The `Authorization` header: the key, or the token, renewed first by `renew` when it expires
-   * soon. Requests at once share one renewal. A renewal that fails leaves the token as it was:
-   * the request says what is wrong, not the renewal.
+   * soon. A renewal that fails leaves the token as it was: the request says what is wrong, not
+   * the renewal.
    */
   async authorization(renew: (token: string) => Promise<string>): Promise<string | undefined> {
     if (this.#key !== undefined) return this.#key
     if (this.#currentToken !== undefined) return this.#currentToken()
+    const expiry = this.renewableUntil
+    if (expiry !== undefined && Date.now() >= expiry - this.#renewWithinMs) await this.renew(renew)
+    return this.#token
+  }
+
+  /** Renews the token now, unless it has expired or is about to, which could expire on the way. Calls at once share one renewal. */
+  async renew(renew: (token: string) => Promise<string>): Promise<void> {
     const token = this.#token
-    const expiry = token === undefined ? undefined : expiresAt(token)
-    if (token === undefined || expiry === undefined || token === this.#unrenewable) return token
-    const now = Date.now()
-    // An expired token cannot be renewed; one about to expire could expire on the way.
-    if (now < expiry - this.#renewWithinMs || now > expiry - 5_000) return token
+    const expiry = this.renewableUntil
+    if (token === undefined || expiry === undefined || Date.now() > expiry - 5_000) return
     this.#renewing ??= renew(token)
       .then((fresh) => {
         if (this.#token === token) this.setToken(fresh)
@@ -93,6 +104,5 @@ export class Session {
       })
       .finally(() => (this.#renewing = undefined))
     await this.#renewing
-    return this.#token
   }
 }

@@ -98,7 +98,7 @@ for (const engine of storeEngines) {
       )
       proxy.stall()
       const started = cli.start(['import', '--no-check', file], { env: { BOOKS_KEY: key } })
-      await started.stderrLine((line) => line.startsWith('Importing books.csv'))
+      await started.line('stderr', (line) => line.startsWith('Importing books.csv'))
       started.kill('SIGINT')
       const run = await started.done
       assert.equal(run.code, 130, run.stderr)

@@ -241,6 +241,41 @@ for (const engine of storeEngines) {
       assertFailed(await cli.run(['users', 'show', 'ada']), 1, 'User not found (404)')
     })
 
+    it('watch prints each change as it commits, one line each, until Ctrl-C', async (t) => {
+      const service = await serviceFor(t, engine)
+      const catalogue = await service.admin()
+      const { book } = await catalogue.books.create(dune)
+      const cli = await signedIn(t, service)
+      const lines = cli.start(['watch', '--since', '0'])
+      await lines.line('stdout', (line) => line.includes(' created '))
+      await catalogue.books.update(book.id, { year: 1966 })
+      await catalogue.books.delete(book.id)
+      await lines.line('stdout', (line) => line.includes(' deleted '))
+      const json = cli.start(['watch', '--since', '1', '--json'])
+      await json.line('stdout', (line) => line.includes('"deleted"'))
+      lines.kill('SIGINT')
+      json.kill('SIGINT')
+      const [plain, parsed] = await Promise.all([lines.done, json.done])
+      assert.deepEqual([plain.code, parsed.code], [0, 0])
+      assert.equal(
+        timeless(plain.stdout),
+        [
+          `1  yyyy-mm-dd hh:mm:ss  created  librarian  book ${book.id}: Dune, Frank Herbert, 1965`,
+          `2  yyyy-mm-dd hh:mm:ss  updated  librarian  book ${book.id}: Dune, Frank Herbert, 1966`,
+          `3  yyyy-mm-dd hh:mm:ss  deleted  librarian  book ${book.id}: Dune, Frank Herbert, 1966`,
+          '',
+        ].join('\n'),
+      )
+      assert.equal(plain.stderr, `Following the changes of ${service.url} after 0; Ctrl-C stops\n`)
+      assert.deepEqual(
+        parsed.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line).kind),
+        ['updated', 'deleted'],
+      )
+    })
+
     it('wrong usage is exit code 2, with what was wrong', async (t) => {
       const service = await serviceFor(t, engine)
       const cli = await signedIn(t, service)

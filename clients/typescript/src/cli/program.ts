@@ -165,6 +165,17 @@ export function buildProgram(terminal: Terminal, onContext: (context: Context) =
       .option('-o, --output <file>', 'the file to write (default: stdout)'),
   ).action(run(async () => (await import('./commands/transfer.ts')).exportBooks))
 
+  program
+    .command('watch')
+    .description('print each change of every book as it commits, one line each, until Ctrl-C')
+    .option(
+      '--since <seq>',
+      'start after this change, as history and earlier watches number them (default: from now on)',
+      integer('seq', 0, Number.MAX_SAFE_INTEGER),
+    )
+    .option('--json', 'print each change as a line of JSON')
+    .action(run(async () => (await import('./commands/watch.ts')).watch))
+
   const users = program.command('users').description('the users of the catalogue (admins; anyone for their own password)')
   shown(users.command('list', { isDefault: true }).description('list the users')).action(
     run(async () => (await import('./commands/accounts.ts')).listUsers),

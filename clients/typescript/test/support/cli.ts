@@ -38,7 +38,8 @@ export interface Cli {
 
 export interface Started {
   pid: number
-  stderrLine(matches: (line: string) => boolean): Promise<string>
+  /** Waits for a line of the command's stdout or stderr that `matches`. */
+  line(stream: 'stdout' | 'stderr', matches: (line: string) => boolean): Promise<string>
   kill(signal: NodeJS.Signals): void
   done: Promise<Run>
 }
@@ -60,29 +61,29 @@ export async function cliFor(t: TestContext, url: string): Promise<Cli> {
     const child = spawn(NODE, [bin, ...args], { env: envOf(env), stdio: ['pipe', 'pipe', 'pipe'] })
     // Like a pipe or a file, stdin is not a terminal: what it holds, then its end.
     child.stdin.end(input)
-    let stdout = ''
-    let stderr = ''
+    const output = { stdout: '', stderr: '' }
     const waiters = new Set<() => void>()
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString()
-      for (const wake of waiters) wake()
-    })
-    const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
+    for (const stream of ['stdout', 'stderr'] as const) {
+      child[stream].on('data', (chunk: Buffer) => {
+        output[stream] += chunk.toString()
+        for (const wake of waiters) wake()
+      })
+    }
+    const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, ...output })))
     return {
       pid: child.pid!,
       done,
       kill: (signal) => child.kill(signal),
-      stderrLine: (matches) =>
+      line: (stream, matches) =>
         new Promise((resolve, reject) => {
           const check = () => {
-            const line = stderr.split('\n').find(matches)
+            const line = output[stream].split('\n').find(matches)
             if (line === undefined) return
             waiters.delete(check)
             resolve(line)
           }
           waiters.add(check)
-          void done.then(() => (waiters.has(check) ? reject(new Error(`no such line on stderr:\n${stderr}`)) : undefined))
+          void done.then(() => (waiters.has(check) ? reject(new Error(`no such line on ${stream}:\n${output[stream]}`)) : undefined))
           check()
         }),
     }
