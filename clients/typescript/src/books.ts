@@ -1,4 +1,5 @@
 /** The book routes: find, read, change, history, trash, import and export (docs/api.md). */
+import type { FetchHeaders } from './fetch.ts'
 import { call } from './operations.ts'
 import { pageOf, Paged, type Page } from './pages.ts'
 import { checkImport, exportBooks, importBooks, type ImportOptions } from './transfer.ts'
@@ -26,7 +27,7 @@ export interface BookVersion {
   etag: string | undefined
 }
 
-function versionOf({ data, headers }: { data: Book; headers: Headers }): BookVersion {
+function versionOf({ data, headers }: { data: Book; headers: FetchHeaders }): BookVersion {
   return { book: data, etag: headers.get('etag') ?? undefined }
 }
 
@@ -119,8 +120,8 @@ export class Books {
   }
 
   /** A list whose first page `first` reads, and whose next pages are at the links each page gives. */
-  #paged<T>(first: () => Promise<{ data: T[]; headers: Headers }>, signal: AbortSignal | undefined): Paged<T> {
-    const read = async (answer: Promise<{ data: T[]; headers: Headers }>) => {
+  #paged<T>(first: () => Promise<{ data: T[]; headers: FetchHeaders }>, signal: AbortSignal | undefined): Paged<T> {
+    const read = async (answer: Promise<{ data: T[]; headers: FetchHeaders }>) => {
       const { data, headers } = await answer
       return pageOf(data, headers)
     }

@@ -1,6 +1,7 @@
 import { Keys, Users } from './accounts.ts'
 import { Books } from './books.ts'
 import { Feed } from './feed.ts'
+import type { Fetch } from './fetch.ts'
 import type { ApiError } from './errors.ts'
 import { call } from './operations.ts'
 import { Session, type SessionOptions } from './session.ts'
@@ -10,7 +11,7 @@ export interface ClientOptions extends SessionOptions {
   /** The service's address, `http://localhost:8080`. In a page served by the service, leave it out. */
   url?: string | undefined
   /** The fetch to send requests with; the global one by default. */
-  fetch?: typeof fetch | undefined
+  fetch?: Fetch | undefined
   /** How many times a request that is safe to repeat is sent again after a lost connection or a 503. Default 3. */
   retries?: number | undefined
   /**

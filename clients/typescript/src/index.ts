@@ -1,6 +1,7 @@
 /** A typed client of the book catalogue service: docs/client.md. */
 export { BookCatalogue, type ClientOptions } from './client.ts'
 export { ApiError, ConnectionError } from './errors.ts'
+export type { Fetch, FetchHeaders, FetchInit, FetchResponse } from './fetch.ts'
 export type { Books, BookVersion } from './books.ts'
 export type { Feed, FollowOptions } from './feed.ts'
 export type { Keys, Users } from './accounts.ts'

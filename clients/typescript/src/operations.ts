@@ -2,6 +2,7 @@
  * Requests named by the routes and methods of openapi.json, so that the types of their bodies
  * and answers are the generated ones, and a route the service no longer has does not compile.
  */
+import type { FetchHeaders } from './fetch.ts'
 import type { paths } from './generated/openapi.ts'
 import type { Transport, Request } from './transport.ts'
 import type { Data, JsonBody, Method, Operation, Route } from './types.ts'
@@ -27,6 +28,6 @@ export function call<M extends Method, R extends RouteWith<M>>(
   method: M,
   route: R,
   { params, ...request }: Call<R, M> = {},
-): Promise<{ data: Data<Operation<R, M>>; headers: Headers }> {
+): Promise<{ data: Data<Operation<R, M>>; headers: FetchHeaders }> {
   return transport.json({ ...request, method: method.toUpperCase() as Request['method'], path: pathOf(route, params) })
 }

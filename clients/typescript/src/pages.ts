@@ -1,3 +1,5 @@
+import type { FetchHeaders } from './fetch.ts'
+
 /** Lists the service answers a page at a time, with `Link: <…>; rel="next"` to the page after (docs/api.md#finding-books). */
 
 export interface Page<T> {
@@ -14,7 +16,7 @@ export function nextLink(header: string | null): string | undefined {
   return header === null ? undefined : NEXT.exec(header)?.[1]
 }
 
-export function pageOf<T>(items: T[], headers: Headers): Page<T> {
+export function pageOf<T>(items: T[], headers: FetchHeaders): Page<T> {
   const total = headers.get('x-total-count')
   return { items, next: nextLink(headers.get('link')), total: total === null ? undefined : Number(total) }
 }

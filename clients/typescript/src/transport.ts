@@ -4,6 +4,7 @@
  * cannot do a change twice, and every error answer as an `ApiError` (docs/api.md#statuses).
  */
 import { ApiError, ConnectionError } from './errors.ts'
+import type { Fetch, FetchHeaders, FetchResponse } from './fetch.ts'
 import { sendWithProgress, type Progress, type UploadBody } from './upload.ts'
 
 export type Query = Record<string, string | number | boolean | undefined>
@@ -28,7 +29,7 @@ export interface Request {
 export interface TransportOptions {
   /** The service's address, `http://localhost:8080`; empty for the page's own origin. */
   url: string
-  fetch: typeof fetch
+  fetch: Fetch
   /** How many times a request that may safely be sent again is retried after a lost connection or a 503. */
   retries: number
   /** The `Authorization` header for a request, renewing the token first when it is about to expire. */
@@ -46,13 +47,13 @@ export function newIdempotencyKey(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('')
 }
 
-function retryAfterSeconds(response: Response): number | undefined {
+function retryAfterSeconds(response: FetchResponse): number | undefined {
   const header = response.headers.get('retry-after')?.trim()
   return header !== undefined && /^\d+$/.test(header) ? Number(header) : undefined
 }
 
 /** The error an answer that is not a success stands for: its envelope's status and message, or the HTTP status line. */
-export async function errorOf(response: Response): Promise<ApiError> {
+export async function errorOf(response: FetchResponse): Promise<ApiError> {
   const retryAfter = retryAfterSeconds(response)
   try {
     const envelope = (await response.json()) as { status?: unknown; message?: unknown; data?: unknown }
@@ -94,7 +95,7 @@ export class Transport {
   }
 
   /** Sends `request`, retrying while that is safe, and answers the response of a success; an error answer throws an `ApiError`. */
-  async send(request: Request): Promise<Response> {
+  async send(request: Request): Promise<FetchResponse> {
     const { method, headers = {}, signal } = request
     const url = this.address(request.path, request.query)
     const idempotencyKey = request.idempotent ? newIdempotencyKey() : undefined
@@ -111,7 +112,7 @@ export class Transport {
       if (authorization !== undefined) sent.authorization = authorization
       if (idempotencyKey !== undefined) sent['idempotency-key'] = idempotencyKey
       const mayRetry = repeatable && attempt < this.#options.retries
-      let response: Response
+      let response: FetchResponse
       try {
         response = await this.#attempt(url, method, sent, request)
       } catch (err) {
@@ -141,7 +142,7 @@ export class Transport {
   }
 
   /** Sends `request` and answers the `data` of its envelope, with the answer's headers. */
-  async json<T>(request: Request): Promise<{ data: T; headers: Headers }> {
+  async json<T>(request: Request): Promise<{ data: T; headers: FetchHeaders }> {
     const response = await this.send({ ...request, headers: { accept: 'application/json', ...request.headers } })
     let envelope: { data: T }
     try {
@@ -153,7 +154,7 @@ export class Transport {
     return { data: envelope.data, headers: response.headers }
   }
 
-  #attempt(url: string, method: string, headers: Record<string, string>, request: Request): Promise<Response> {
+  #attempt(url: string, method: string, headers: Record<string, string>, request: Request): Promise<FetchResponse> {
     const { fetch } = this.#options
     if (request.upload !== undefined) {
       const { body, type, onProgress } = request.upload

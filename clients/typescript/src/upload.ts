@@ -5,6 +5,8 @@
  * XMLHttpRequest, which a browser therefore uses when progress is asked for.
  */
 
+import type { Fetch, FetchInit, FetchResponse } from './fetch.ts'
+
 /** A body to send: what is not a stream can be sent again, so a request with it can be retried. */
 export type UploadBody = Blob | ArrayBuffer | Uint8Array<ArrayBuffer> | string | ReadableStream<Uint8Array>
 
@@ -52,7 +54,7 @@ function counted(body: UploadBody, onProgress: (progress: Progress) => void, sig
   )
 }
 
-export function sendWithProgress(fetcher: typeof fetch, url: string, request: UploadRequest): Promise<Response> {
+export function sendWithProgress(fetcher: Fetch, url: string, request: UploadRequest): Promise<FetchResponse> {
   const { method, headers, body, onProgress, signal } = request
   if (onProgress !== undefined && typeof XMLHttpRequest !== 'undefined' && !(body instanceof ReadableStream)) {
     return sendWithXhr(url, { ...request, body: asBlob(body), onProgress })
@@ -60,14 +62,9 @@ export function sendWithProgress(fetcher: typeof fetch, url: string, request: Up
   const sent = onProgress === undefined ? body : counted(body, onProgress, signal)
   // A stream is sent as it is read ("half duplex"): fetch needs to be told so. A file's stream
   // keeps the file's length, as curl sends it, rather than going in chunks of unknown length.
-  const length = sent !== body && !(body instanceof ReadableStream) ? { 'content-length': String(asBlob(body).size) } : {}
-  const init = {
-    method,
-    headers: { ...headers, ...length },
-    body: sent,
-    signal,
-    ...(sent instanceof ReadableStream && { duplex: 'half' }),
-  } as RequestInit
+  const init: FetchInit = { method, headers: { ...headers }, body: sent instanceof ReadableStream ? sent : asBlob(sent), signal }
+  if (sent instanceof ReadableStream) init.duplex = 'half'
+  if (sent !== body && !(body instanceof ReadableStream)) init.headers['content-length'] = String(asBlob(body).size)
   return fetcher(url, init)
 }
 

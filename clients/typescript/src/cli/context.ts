@@ -2,6 +2,7 @@
 import { BookCatalogue } from '../index.ts'
 import { readSaved, saveSession } from './config.ts'
 import { Refusal, type Credentials } from './exit.ts'
+import { httpFetch } from './http-fetch.ts'
 
 const DEFAULT_URL = 'http://localhost:8080'
 /** A kept token is renewed by the first command run once it is five minutes old (tokens last 15). */
@@ -52,6 +53,7 @@ export function contextOf(terminal: Terminal, option: string | undefined): Conte
       }
       return new BookCatalogue({
         url,
+        fetch: httpFetch,
         key,
         token: key === undefined ? session?.token : undefined,
         renewWithinSeconds: RENEW_WITHIN_SECONDS,
@@ -60,6 +62,6 @@ export function contextOf(terminal: Terminal, option: string | undefined): Conte
         },
       })
     },
-    anonymous: () => new BookCatalogue({ url }),
+    anonymous: () => new BookCatalogue({ url, fetch: httpFetch }),
   }
 }
