@@ -1,5 +1,6 @@
 import { ApiError, type Api, type Book } from './api.ts'
 import { checkBook, type FieldErrors, type FieldName } from './book-rules.ts'
+import type { BookChange } from './change-feed.ts'
 import { h, uniqueId } from './dom.ts'
 import { confirmDelete } from './confirm-dialog.ts'
 import { createMessages, describeError } from './messages.ts'
@@ -14,6 +15,15 @@ export interface BookDialogEvents {
   gone(id: number): void
   /** The person chose to delete the book, and confirmed it; the dialog has closed. */
   remove(book: Book): void
+}
+
+/** An open book dialog, as the page that opened it sees it. */
+export interface BookDialog {
+  /**
+   * A change of some book, made anywhere: when another person changed or deleted the book being
+   * edited, the form says so at once, keeping what was typed.
+   */
+  heard(change: BookChange): void
 }
 
 interface Field {
@@ -34,19 +44,21 @@ function field(name: FieldName, label: string, value: string, extra: Record<stri
 /**
  * The form to add a book (`existing` undefined) or to edit one. Edits carry the book's ETag in
  * `If-Match`: when someone else changed the book meanwhile, nothing is overwritten and the form
- * shows the book's current values.
+ * shows the book's current values, as soon as the change is heard of, or when "Save" finds it.
  */
 export function openBookDialog(
   host: HTMLElement,
   api: Api,
   existing: { book: Book; etag: string | undefined } | undefined,
   events: BookDialogEvents,
-): void {
+): BookDialog {
   const headingId = uniqueId('book-heading')
   const messages = createMessages()
   const current = existing?.book
   let etag = existing?.etag
   let deleted = false
+  /** While "Save" is under way, the change heard of is most likely its own: its answer says what became of it. */
+  let saving = false
   const fields: Record<FieldName, Field> = {
     title: field('title', 'Title', current?.title ?? '', { maxlength: '500' }),
     author: field('author', 'Author', current?.author ?? '', { maxlength: '500' }),
@@ -116,6 +128,7 @@ export function openBookDialog(
       }
       showErrors({})
       save.disabled = true
+      saving = true
       try {
         if (current === undefined) {
           events.saved(await api.createBook(checked.book), true)
@@ -127,6 +140,7 @@ export function openBookDialog(
       } catch (err) {
         await explain(err)
       } finally {
+        saving = false
         save.disabled = deleted
       }
     })()
@@ -137,27 +151,40 @@ export function openBookDialog(
       messages.error(describeError(err))
       return
     }
-    if (err.status === 412) {
-      try {
-        const now = await api.getBook(current.id)
-        etag = now.etag
-        showConflict(now.book)
-        events.changed(now.book)
-        messages.error('This book was changed meanwhile. Nothing was saved; its current values are shown.')
-        return
-      } catch (again) {
-        if (!(again instanceof ApiError && again.status === 404)) {
-          messages.error(describeError(again))
-          return
-        }
-      }
+    if (err.status === 412) await showCurrent(current, 'This book was changed meanwhile. Nothing was saved; its current values are shown.')
+    else gone(current)
+  }
+
+  /** Shows the book's values now beside what the person typed, and takes its ETag, so that "Save" replaces them knowingly. */
+  async function showCurrent(book: Book, text: string): Promise<void> {
+    try {
+      const now = await api.getBook(book.id)
+      etag = now.etag
+      showConflict(now.book)
+      events.changed(now.book)
+      messages.error(text)
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) gone(book)
+      else messages.error(describeError(err))
     }
-    events.gone(current.id)
+  }
+
+  function gone(book: Book): void {
+    events.gone(book.id)
     conflict.replaceChildren()
     deleted = true
+    save.disabled = true
     if (remove) remove.disabled = true
     messages.error('This book was deleted by someone else meanwhile, so it cannot be saved.')
   }
 
   fields.title.input.focus()
+  return {
+    heard(change) {
+      if (current === undefined || change.book_id !== current.id || saving || deleted || !dialog.open) return
+      if (change.kind === 'deleted' || change.kind === 'purged') gone(current)
+      else
+        void showCurrent(current, `${change.actor} changed this book just now. Nothing of yours was saved yet; its values now are shown.`)
+    },
+  }
 }
