@@ -142,7 +142,8 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   const accounts = new Accounts({
     store: store.accounts,
     directory,
-    hasher: new PasswordHasher(),
+    // Half the request timeout: a login refused sooner is answered; one left waiting would not be.
+    hasher: new PasswordHasher({ maxWaitMs: config.limits.requestTimeoutMs / 2 }),
     checkConfigured: createCredentialCheck(config.username, config.password),
     configuredUsername: config.username,
   })

@@ -44,7 +44,7 @@ export class PasswordHasher {
   /** A hash no password matches, checked against when there is no user, so that the refusal takes as long. */
   #decoy: Promise<string> | undefined
 
-  constructor({ lanes = 1, queue = 64, maxWaitMs = 5000 }: PasswordHasherOptions = {}) {
+  constructor({ lanes = 1, queue = 64, maxWaitMs = 15_000 }: PasswordHasherOptions = {}) {
     this.#lanes = lanes
     this.#queue = queue
     this.#maxWaitMs = maxWaitMs

@@ -1,4 +1,4 @@
-import { ApiError, type Api, type Book } from './api.ts'
+import type { Api, Book } from './api.ts'
 
 /** A change of a book, as the service gives it (docs/api.md#following-changes). */
 export interface BookChange {
@@ -58,10 +58,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * Calls `changed` with every change of every book after `seq`, in order, as it happens, until
- * `signal` aborts. When the stream ends or breaks (the service restarts, the network drops), it
- * connects again, after what the service's `retry:` line asks or longer while it keeps failing,
- * and resumes after the last change given, so that none is missed nor given twice. A session the
- * service refuses ends it: the api has said so already.
+ * `signal` aborts. When the stream ends or breaks (the service restarts, the network drops, the
+ * token expires or is refused), it connects again, after what the service's `retry:` line asks or
+ * longer while it keeps failing, with the session's token of the moment, and resumes after the
+ * last change given, so that none is missed nor given twice.
  */
 export function followChanges(api: Api, seq: number, changed: (change: BookChange) => void, signal: AbortSignal): void {
   let after = seq
@@ -78,8 +78,8 @@ export function followChanges(api: Api, seq: number, changed: (change: BookChang
           after = change.seq
           changed(change)
         }
-      } catch (err) {
-        if (signal.aborted || (err instanceof ApiError && err.status === 401)) return
+      } catch {
+        if (signal.aborted) return
         wait = Math.min(wait * 2, LONGEST_WAIT_MS)
       }
       await sleep(wait, signal)

@@ -103,18 +103,26 @@ describe('the catalogue page follows the changes others make', { skip, timeout: 
       .getByRole('alert')
       .filter({ hasText: `${TEST_USERNAME} changed this book just now.` })
       .waitFor()
-    await form.getByText('F. Herbert').waitFor()
+    // What each side changed: theirs saved meanwhile, the person's still in the form, on top of it.
+    const changed = form.getByRole('table', { name: 'What changed since you opened “Dune”' })
+    assert.deepEqual(await changed.getByRole('row').allInnerTexts(), [
+      'Field\tSaved meanwhile\tYours',
+      'Title\tno change\tDune, revised',
+      'Author\tF. Herbert\tno change',
+    ])
     assert.equal(await form.getByLabel('Title').inputValue(), 'Dune, revised', 'the person’s changes stay in the form')
+    assert.equal(await form.getByLabel('Author').inputValue(), 'F. Herbert')
     await assertAccessible(page, 'told of a change while editing')
     await screenshot(page, 'changed-while-editing-desktop')
 
-    // Having been told, saving replaces the values now stored with the form's.
-    await form.getByRole('button', { name: 'Save' }).click()
+    // Saving then sends the person's field alone: the other change survives.
+    await form.getByRole('button', { name: 'Save', exact: true }).click()
     await page.getByRole('status').filter({ hasText: 'Saved “Dune, revised”.' }).waitFor()
     assert.deepEqual((await call(service, 'GET', `/book/${first!.id}`, { token: await login(service) })).body.data, {
       id: first!.id,
       ...dune,
       title: 'Dune, revised',
+      author: 'F. Herbert',
     })
 
     await page.getByRole('button', { name: 'Emma', exact: true }).click()
