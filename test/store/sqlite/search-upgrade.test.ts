@@ -9,6 +9,7 @@ import { fold, indexWords, searchKeys } from '../../../src/books/folding.ts'
 import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../../src/books/list-parameters.ts'
 import { loadMigrations } from '../../../src/store/migrations.ts'
 import { PostgresStore } from '../../../src/store/postgres/store.ts'
+import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Store } from '../../../src/store/store.ts'
 import { storeEngines } from '../../helpers.ts'
@@ -127,4 +128,87 @@ describe('a database whose books were indexed one by one upgrades in place', () 
     assert.deepEqual(await find(store, { q: 'vanish' }), { titles: [], total: 0 })
     await checkSearchable(store)
   })
+})
+
+/** The last migration before `sort=title` filed leading articles after the rest. */
+const BEFORE_FILING = 18
+
+const UNFILED = [
+  'The Hobbit',
+  'Ivanhoe',
+  'Harry Potter and the Goblet of Fire',
+  'An Instance of the Fingerpost',
+  'A Tale of Two Cities',
+  'Theory of Everything',
+]
+const FILED = [
+  'Harry Potter and the Goblet of Fire',
+  'The Hobbit',
+  'An Instance of the Fingerpost',
+  'Ivanhoe',
+  'A Tale of Two Cities',
+  'Theory of Everything',
+]
+
+async function checkFiled(store: Store) {
+  assert.deepEqual((await find(store, { sort: 'title', author: 'filer' })).titles, FILED)
+  assert.deepEqual((await find(store, { sort: '-title', author: 'filer' })).titles, [...FILED].reverse())
+  // A title changed after the upgrade is filed by its new words.
+  const [hobbit] = (await findPage(store, { ...findQueryOf(parseBookQuery({ q: 'hobbit' }), undefined, 1), count: false })).found
+  await store.books.update('tester', hobbit!.book.id, { title: 'A Zoo' })
+  assert.deepEqual((await find(store, { sort: '-title', author: 'filer' })).titles.slice(0, 2), ['A Zoo', 'Theory of Everything'])
+}
+
+describe('a database made before titles were filed upgrades in place', () => {
+  it('on sqlite, the books it holds, indexed or not yet, sort by their filing titles', async (t) => {
+    const { path, db } = await sqliteAt(t, BEFORE_FILING)
+    const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`)
+    db.exec('BEGIN')
+    for (const [n, title] of UNFILED.entries()) {
+      const book = { title, author: 'Filer', year: 1900 + n }
+      const keys = searchKeys(book)
+      insert.run(book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords)
+      // The first half in the indexes, the rest in the tail, as a store that stopped before indexing them leaves it.
+      if (n === UNFILED.length / 2 - 1) new SqliteSearchIndex(db).indexAll()
+    }
+    db.exec('COMMIT')
+    db.close()
+
+    const store = new SqliteStore({ path })
+    t.after(() => store.close())
+    await checkFiled(store)
+  })
+
+  it(
+    'on postgres, the books it holds sort by their filing titles',
+    { skip: storeEngines.find((engine) => engine.name === 'postgres')!.skip },
+    async (t) => {
+      const schema = await createTestSchema()
+      t.after(() => schema.drop())
+      const client = new pg.Client({ connectionString: schema.url })
+      await client.connect()
+      try {
+        await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL)')
+        for (const migration of loadMigrations('postgres').filter(({ version }) => version <= BEFORE_FILING)) {
+          await client.query(migration.sql)
+          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
+        }
+        for (const [n, title] of UNFILED.entries()) {
+          const keys = searchKeys({ title, author: 'Filer' })
+          await client.query(
+            `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+             VALUES ($1, 'Filer', $2, $3, $4, $5, $6)`,
+            [title, 1900 + n, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords],
+          )
+        }
+      } finally {
+        await client.end()
+      }
+
+      const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+      t.after(() => store.close())
+      await checkFiled(store)
+    },
+  )
 })
