@@ -22,6 +22,7 @@ import {
   type TrashRepository,
 } from '../store.ts'
 import type { NewBook, StoredBook } from '../../books/book.ts'
+import { fold } from '../../books/folding.ts'
 import { GroupCommit, type BatchedWrite } from './group-commit.ts'
 
 export interface PostgresOptions {
@@ -63,6 +64,14 @@ const RECENT_LOGIN_FAILURES: Statement = {
   ORDER BY failed_at DESC LIMIT $3`,
 }
 const INSERT_MANY: Statement = { name: 'books_insert_many', text: `${INSERT_BOOK_COLUMNS} RETURNING id` }
+// Each entry looked up through the index of the folded titles: the smallest id stored with it, if any.
+const SAME_AS: Statement = {
+  name: 'books_same_as',
+  text: `SELECT w.n, min(b.id) AS id
+  FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS w(title_folded, author_folded, year, n)
+  JOIN books b ON b.title_folded = w.title_folded AND b.author_folded = w.author_folded AND b.year = w.year
+  GROUP BY w.n`,
+}
 // Expired keys go a few at a time with each claim; SKIP LOCKED so that claims never wait on each other's purge.
 const CLAIM_KEY: Statement = {
   name: 'idempotency_keys_claim',
@@ -180,6 +189,16 @@ function bookRepository(
     create: (actor, book) => write(writes.create, { actor, input: book }),
     createMany,
     get,
+    async sameAs(books) {
+      const { rows } = await query<{ n: number; id: number }>(SAME_AS, [
+        books.map((book) => fold(book.title)),
+        books.map((book) => fold(book.author)),
+        books.map((book) => book.year),
+      ])
+      const found: (number | undefined)[] = books.map(() => undefined)
+      for (const { n, id } of rows) found[n - 1] = id
+      return found
+    },
     update: (actor, id, changes, expectedRevisions) => write(writes.update, { actor, input: { id, changes, expectedRevisions } }),
     delete: (actor, id, expectedRevisions) => write(writes.remove, { actor, input: { id, expectedRevisions } }),
     restore: (actor, id) => write(writes.restore, { actor, input: id }),
