@@ -64,13 +64,17 @@ const RECENT_LOGIN_FAILURES: Statement = {
   ORDER BY failed_at DESC LIMIT $3`,
 }
 const INSERT_MANY: Statement = { name: 'books_insert_many', text: `${INSERT_BOOK_COLUMNS} RETURNING id` }
-// Each entry looked up through the index of the folded titles: the smallest id stored with it, if any.
+// Each entry looked up on its own, through the index of the folded titles: the smallest id stored
+// with it, or null. Left to choose, the planner sorted every book to merge them with the entries,
+// or combined the author and year indexes, while the books just imported had no statistics yet.
+// The fence (OFFSET 0) keeps the author and year out of the look-up, which only the title's
+// index can then serve.
 const SAME_AS: Statement = {
   name: 'books_same_as',
-  text: `SELECT w.n, min(b.id) AS id
+  text: `SELECT (SELECT min(t.id) FROM (SELECT id, author_folded, year FROM books WHERE title_folded = w.title_folded OFFSET 0) t
+      WHERE t.author_folded = w.author_folded AND t.year = w.year) AS id
   FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS w(title_folded, author_folded, year, n)
-  JOIN books b ON b.title_folded = w.title_folded AND b.author_folded = w.author_folded AND b.year = w.year
-  GROUP BY w.n`,
+  ORDER BY w.n`,
 }
 // Expired keys go a few at a time with each claim; SKIP LOCKED so that claims never wait on each other's purge.
 const CLAIM_KEY: Statement = {
@@ -190,14 +194,12 @@ function bookRepository(
     createMany,
     get,
     async sameAs(books) {
-      const { rows } = await query<{ n: number; id: number }>(SAME_AS, [
+      const { rows } = await query<{ id: number | null }>(SAME_AS, [
         books.map((book) => fold(book.title)),
         books.map((book) => fold(book.author)),
         books.map((book) => book.year),
       ])
-      const found: (number | undefined)[] = books.map(() => undefined)
-      for (const { n, id } of rows) found[n - 1] = id
-      return found
+      return rows.map(({ id }) => id ?? undefined)
     },
     update: (actor, id, changes, expectedRevisions) => write(writes.update, { actor, input: { id, changes, expectedRevisions } }),
     delete: (actor, id, expectedRevisions) => write(writes.remove, { actor, input: { id, expectedRevisions } }),
