@@ -4,7 +4,9 @@
 -- else is filed as it is. The key is computed from the folded title, in the index and in the
 -- finds that sort by it (src/store/postgres/find.ts), so every write that stores a title keeps
 -- it without knowing of it. Its collation is the folded title's, "C", as SQLite compares.
--- `books_by_title` stays: imports look up their duplicates through it.
+-- Its index takes the place of `books_by_title`, which only the sort read: an import finds the
+-- books that a row repeats through it too (src/store/postgres/store.ts), as equal folded titles
+-- have equal filing titles.
 CREATE FUNCTION book_filing_title(folded text) RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 RETURN CASE
@@ -15,3 +17,4 @@ RETURN CASE
 END;
 
 CREATE INDEX books_by_filing_title ON books (book_filing_title(title_folded), id);
+DROP INDEX books_by_title;

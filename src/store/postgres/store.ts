@@ -64,15 +64,18 @@ const RECENT_LOGIN_FAILURES: Statement = {
   ORDER BY failed_at DESC LIMIT $3`,
 }
 const INSERT_MANY: Statement = { name: 'books_insert_many', text: `${INSERT_BOOK_COLUMNS} RETURNING id` }
-// Each entry looked up on its own, through the index of the folded titles: the smallest id stored
-// with it, or null. Left to choose, the planner sorted every book to merge them with the entries,
-// or combined the author and year indexes, while the books just imported had no statistics yet.
-// The fence (OFFSET 0) keeps the author and year out of the look-up, which only the title's
-// index can then serve.
+// Each entry looked up on its own through the index of the filing titles (migration 019), which
+// equal folded titles share: the smallest id stored with it, or null. Left to choose, the planner
+// sorted every book to merge them with the entries, or combined the author and year indexes,
+// while the books just imported had no statistics yet. The fence (OFFSET 0) keeps the other
+// members out of the look-up, which only the filing titles' index can then serve.
 const SAME_AS: Statement = {
   name: 'books_same_as',
-  text: `SELECT (SELECT min(t.id) FROM (SELECT id, author_folded, year FROM books WHERE title_folded = w.title_folded OFFSET 0) t
-      WHERE t.author_folded = w.author_folded AND t.year = w.year) AS id
+  text: `SELECT (SELECT min(t.id) FROM (
+        SELECT id, title_folded, author_folded, year FROM books
+        WHERE book_filing_title(title_folded) = book_filing_title(w.title_folded) OFFSET 0
+      ) t
+      WHERE t.title_folded = w.title_folded AND t.author_folded = w.author_folded AND t.year = w.year) AS id
   FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS w(title_folded, author_folded, year, n)
   ORDER BY w.n`,
 }
