@@ -7,7 +7,7 @@ import { describe, it, type TestContext } from 'node:test'
 import pg from 'pg'
 import { fold, indexWords, searchKeys } from '../../../src/books/folding.ts'
 import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../../src/books/list-parameters.ts'
-import { loadMigrations } from '../../../src/store/migrations.ts'
+import { loadMigrations, type Migration } from '../../../src/store/migrations.ts'
 import { PostgresStore } from '../../../src/store/postgres/store.ts'
 import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
@@ -40,8 +40,15 @@ async function checkSearchable(store: Store) {
   assert.deepEqual((await find(store, { q: 'soled' })).titles, ['Soledad Nueva', 'Cien años de soledad'])
 }
 
-/** An SQLite file as the version with migrations up to `version` left it, open to write books into. */
-async function sqliteAt(t: TestContext, version: number): Promise<{ path: string; db: DatabaseSync }> {
+/**
+ * An SQLite file as the version with migrations up to `version` left it, open to write books into;
+ * or with the migrations that `applied` picks.
+ */
+async function sqliteAt(
+  t: TestContext,
+  version: number,
+  applied = (migration: Migration) => migration.version <= version,
+): Promise<{ path: string; db: DatabaseSync }> {
   const dir = await mkdtemp(join(tmpdir(), 'books-upgrade-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const path = join(dir, 'books.db')
@@ -50,7 +57,7 @@ async function sqliteAt(t: TestContext, version: number): Promise<{ path: string
   db.function('book_fold', (value) => fold(String(value)))
   db.function('book_words', (value) => indexWords(fold(String(value))).join(' '))
   db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)')
-  for (const migration of loadMigrations('sqlite').filter((migration) => migration.version <= version)) {
+  for (const migration of loadMigrations('sqlite').filter(applied)) {
     db.exec(migration.sql)
     db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)').run(migration.version, migration.name)
   }
@@ -130,8 +137,12 @@ describe('a database whose books were indexed one by one upgrades in place', () 
   })
 })
 
-/** The last migration before `sort=title` filed leading articles after the rest. */
-const BEFORE_FILING = 18
+/**
+ * The migration that files leading articles after the rest. A store made before it holds every
+ * migration around it, some numbered after it: it comes in below the newest.
+ */
+const FILING = 19
+const beforeFiling = (migration: Migration) => migration.version !== FILING
 
 const UNFILED = [
   'The Hobbit',
@@ -161,7 +172,7 @@ async function checkFiled(store: Store) {
 
 describe('a database made before titles were filed upgrades in place', () => {
   it('on sqlite, the books it holds, indexed or not yet, sort by their filing titles', async (t) => {
-    const { path, db } = await sqliteAt(t, BEFORE_FILING)
+    const { path, db } = await sqliteAt(t, Infinity, beforeFiling)
     const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
       VALUES (?, ?, ?, ?, ?, ?, ?)`)
     db.exec('BEGIN')
@@ -190,7 +201,7 @@ describe('a database made before titles were filed upgrades in place', () => {
       await client.connect()
       try {
         await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL)')
-        for (const migration of loadMigrations('postgres').filter(({ version }) => version <= BEFORE_FILING)) {
+        for (const migration of loadMigrations('postgres').filter(beforeFiling)) {
           await client.query(migration.sql)
           await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
         }
