@@ -4,7 +4,7 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 /** The files linted with their types. */
-const TYPED = ['src/**/*.ts', 'scripts/**/*.ts', 'web/src/**/*.ts', 'web/build.ts', 'clients/*/src/**/*.ts']
+const TYPED = ['src/**/*.ts', 'scripts/**/*.ts', 'docs/examples/**/*.ts', 'web/src/**/*.ts', 'web/build.ts', 'clients/*/src/**/*.ts']
 
 /** The repository methods that change books: only the catalogue may call them (src/books/catalogue.ts). */
 const BOOK_WRITES = 'create|createMany|update|delete|restore|purge'

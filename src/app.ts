@@ -37,6 +37,8 @@ import { accountRoutes } from './routes/accounts.ts'
 import { bookTransferRoutes } from './routes/book-transfer.ts'
 import { bookRoutes } from './routes/books.ts'
 import { historyRoutes } from './routes/history.ts'
+import { changeRoutes } from './routes/changes.ts'
+import { changeFeed, KEEP_ALIVE_MS, type FeedSettings } from './feed/change-feed.ts'
 import { TrashRetention } from './books/retention.ts'
 import { operationRoutes } from './routes/monitoring.ts'
 import { tokenRoutes } from './routes/token.ts'
@@ -57,9 +59,14 @@ export interface AppParts {
   logStream?: LoggerSettings['stream']
   /** The built catalogue page; `web/dist` by default. */
   pageRoot?: string
-  /** Whether the instance is draining for shutdown: then it is not ready. */
-  lifecycle?: Pick<Lifecycle, 'draining'>
+  /** Whether the instance is draining for shutdown: then it is not ready, and its change streams end. */
+  lifecycle?: Pick<Lifecycle, 'draining' | 'stopRequested'>
+  /** Tests shorten how often change streams are told they are alive, and the rest of the feed's timing and bounds. */
+  feed?: Partial<Omit<FeedSettings, 'maxStreams'>>
 }
+
+/** A lifecycle that never stops: an app that tests build and close themselves. */
+const RUNNING: Pick<Lifecycle, 'draining' | 'stopRequested'> = { draining: false, stopRequested: new Promise(() => {}) }
 
 /** Purges books whose time in the trash is up while the service runs. */
 function keepTrashFor(app: FastifyInstance, catalogue: Catalogue, days: number): void {
@@ -122,7 +129,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(operationRoutes, {
     store,
     metrics,
-    lifecycle: parts.lifecycle ?? { draining: false },
+    lifecycle: parts.lifecycle ?? RUNNING,
     metricsAccess: metricsAccess(config.metricsToken),
   })
   const directory = new AccountDirectory({
@@ -135,7 +142,8 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   const accounts = new Accounts({
     store: store.accounts,
     directory,
-    hasher: new PasswordHasher(),
+    // Half the request timeout: a login refused sooner is answered; one left waiting would not be.
+    hasher: new PasswordHasher({ maxWaitMs: config.limits.requestTimeoutMs / 2 }),
     checkConfigured: createCredentialCheck(config.username, config.password),
     configuredUsername: config.username,
   })
@@ -151,6 +159,18 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(bookRoutes, { catalogue, reader: store.reader, cursors: createCursors(config) })
   await app.register(bookTransferRoutes, { catalogue, reader: store.reader, metrics })
   await app.register(historyRoutes, { catalogue })
+  await app.register(changeFeed, {
+    log: catalogue,
+    signals: store.changeSignals,
+    directory,
+    lifecycle: parts.lifecycle ?? RUNNING,
+    maxStreams: config.maxStreams,
+    metrics,
+    // Written often enough that an idle stream's connection never times out.
+    keepAliveMs: Math.min(KEEP_ALIVE_MS, Math.floor(config.limits.requestTimeoutMs / 2)),
+    ...parts.feed,
+  })
+  await app.register(changeRoutes, { catalogue })
   keepTrashFor(app, catalogue, config.trashRetentionDays)
   await serveApiReference(app)
   await servePage(app, parts.pageRoot)

@@ -19,10 +19,10 @@ const MAX_RESTART_DELAY_MS = 30_000
 const EXIT_MARGIN_MS = 5000
 
 /**
- * Each worker's part of the instance's `DB_POOL_SIZE`, so that `WORKERS` never multiplies the
- * connections: as even as can be, the whole of it shared out, one at least each.
+ * Each worker's part of an instance's whole, such as `DB_POOL_SIZE` or `MAX_STREAMS`, so that
+ * `WORKERS` never multiplies it: as even as can be, the whole of it shared out, one at least each.
  */
-export function poolShares(total: number, workers: number): number[] {
+export function evenShares(total: number, workers: number): number[] {
   return Array.from({ length: workers }, (_, slot) => Math.max(1, Math.floor(total / workers) + (slot < total % workers ? 1 : 0)))
 }
 
@@ -44,7 +44,7 @@ interface MetricsAnswer {
 
 /**
  * The primary of `WORKERS=n`: migrates the store once, forks the workers that share the port,
- * each with its share of `DB_POOL_SIZE`, restarts any that dies (backing off while they keep
+ * each with its share of `DB_POOL_SIZE` and `MAX_STREAMS`, restarts any that dies (backing off while they keep
  * dying early), answers the workers' requests for the metrics of all of them, and on SIGTERM or
  * SIGINT passes the signal on to every worker, each of which drains as a single process does,
  * then exits once they all have. A signal during the migrations lets them finish and exits 0 before starting any worker.
@@ -67,12 +67,13 @@ export async function runPrimary(config: Config, lifecycle: Lifecycle = new Life
 
   // Generated secrets are decided once here, so a token issued by one worker verifies in every other.
   const env = { SECRET_TOKEN: config.secret, AUTH_USERNAME: config.username, AUTH_PASSWORD: config.password, WORKERS: '1' }
-  const shares = poolShares(config.dbPoolSize, config.workers)
+  const shares = evenShares(config.dbPoolSize, config.workers)
+  const streamShares = evenShares(config.maxStreams, config.workers)
   const startedAt = new Map<number, number>()
-  /** Each worker's slot: a worker that replaces a dead one takes its slot, and so its share of the pool. */
+  /** Each worker's slot: a worker that replaces a dead one takes its slot, and so its shares. */
   const slots = new Map<number, number>()
   const fork = (slot: number) => {
-    const worker = cluster.fork({ ...env, DB_POOL_SIZE: String(shares[slot]) })
+    const worker = cluster.fork({ ...env, DB_POOL_SIZE: String(shares[slot]), MAX_STREAMS: String(streamShares[slot]) })
     startedAt.set(worker.id, Date.now())
     slots.set(worker.id, slot)
   }

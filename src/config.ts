@@ -36,6 +36,8 @@ export interface Config {
   limits: ConnectionLimits
   /** Days a deleted book stays in the trash before it is purged. */
   trashRetentionDays: number
+  /** Change streams (`GET /books/changes` as Server-Sent Events) open at once on the instance, all its workers together; more get 503. */
+  maxStreams: number
   /** Worker processes sharing the port; 1 runs the service in this process. */
   workers: number
   /**
@@ -323,6 +325,7 @@ export function loadConfig(env: Env): Config {
     sqliteSynchronous: parseSynchronous(value(env, 'SQLITE_SYNCHRONOUS')),
     limits: parseLimits(env),
     trashRetentionDays: parseBoundedInt(env, 'TRASH_RETENTION_DAYS', 30, 0, 36_500),
+    maxStreams: parseBoundedInt(env, 'MAX_STREAMS', 1000, 1, 1_000_000),
     workers,
     shutdownDelayMs: parseBoundedInt(env, 'SHUTDOWN_DELAY_MS', production ? PRODUCTION_SHUTDOWN_DELAY_MS : 0, 0, MAX_GRACE_MS),
     shutdownGraceMs: parseBoundedInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, MAX_GRACE_MS),

@@ -179,6 +179,19 @@ export const PageQuery = Type.Object({
   ),
 })
 
+/** The query of the changes: where to start, and how many. */
+export const ChangesQuery = Type.Object({
+  since: Type.Optional(
+    Type.String({
+      pattern: '^(?:0|[1-9][0-9]{0,15}|latest)$',
+      description:
+        'Only changes with a greater `seq` (default 0: from the first). `latest`: none now, and a `Link` that starts at the newest change',
+      examples: ['4242', 'latest'],
+    }),
+  ),
+  limit: PageQuery.properties.limit,
+})
+
 export const RevertRequest = component(
   'RevertRequest',
   Type.Object(
@@ -222,6 +235,16 @@ export function Failure(name: string, status: number, description: string, ...me
   return component(name, Envelope(Type.Null(), { description, 'x-examples': examples(status, messages) }))
 }
 
+/**
+ * An answer of one media type among several, as a response's `content` holds it: its named
+ * examples beside its schema, where the document shows them (the generator moves them there only
+ * for an answer of one type).
+ */
+export function media(schema: TSchema): { schema: TSchema; examples: unknown } {
+  const { 'x-examples': examples, ...rest } = schema as TSchema & { 'x-examples'?: unknown }
+  return { schema: rest, examples }
+}
+
 /** Documents the headers an answer carries; serialisation ignores them. */
 export function withHeaders<T extends TSchema>(schema: T, headers: Record<string, string>): T {
   return {
@@ -230,6 +253,10 @@ export function withHeaders<T extends TSchema>(schema: T, headers: Record<string
   }
 }
 
+export const CHANGE_SEQ = {
+  'X-Change-Seq':
+    'The newest change the answer reflects: it holds every change up to this `seq` and none after it. Follow `GET /books/changes?since=` it to stay up to date',
+}
 export const RETRY_AFTER = { 'Retry-After': 'Seconds to wait before trying again' }
 export const ETAG = { ETag: "The book's current state: send it in `If-Match` to update only that state" }
 

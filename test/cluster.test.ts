@@ -3,11 +3,12 @@ import { randomBytes } from 'node:crypto'
 import { request } from 'node:http'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { poolShares, restartDelayMs } from '../src/cluster.ts'
+import { evenShares, restartDelayMs } from '../src/cluster.ts'
 import { storeEngines, TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
 import { adminQuery, createTestSchema } from './support/postgres.ts'
 import { serviceEnv, spawnService, type LogLine } from './support/service.ts'
 import { startSlowLogin } from './support/slow-request.ts'
+import { openStream, type OpenStream } from './support/event-streams.ts'
 
 const WRITES = 200
 
@@ -109,6 +110,42 @@ function loginOnNewConnection(port: number, password: string): Promise<number> {
   })
 }
 
+describe('WORKERS=2 change streams', { timeout: 120_000 }, () => {
+  it('carry every change, made by either worker, to the streams of both, each once, in order', async (t) => {
+    const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2' }))
+    t.after(() => service.stop())
+    const port = await service.port()
+    await service.waitForLine((line) => service.lines.filter(isListening).length === 2 && isListening(line))
+    const base = `http://127.0.0.1:${port}`
+    const login = await fetch(`${base}/token`, {
+      method: 'POST',
+      body: JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }),
+    })
+    const { token } = ((await login.json()) as { data: { token: string } }).data
+    // The workers take connections in turn: both hold streams, and both take writes.
+    const streams: OpenStream[] = []
+    for (let i = 0; i < 4; i++) streams.push(await openStream(port, '/books/changes', { authorization: token }))
+    t.after(() => streams.forEach((stream) => stream.close()))
+    await Promise.all(streams.map((stream) => stream.next((item) => item.comment !== undefined)))
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const res = await fetch(`${base}/book`, {
+          method: 'POST',
+          headers: { authorization: token },
+          body: JSON.stringify({ title: `Book ${i}`, author: 'Followed', year: 2000 }),
+        })
+        assert.equal(res.status, 201)
+      }),
+    )
+    const log = (await (await fetch(`${base}/books/changes`, { headers: { authorization: token } })).json()) as { data: { seq: number }[] }
+    assert.equal(log.data.length, 20)
+    for (const stream of streams) {
+      await stream.next((item) => item.id === String(log.data.at(-1)!.seq))
+      assert.deepEqual(stream.changes(), log.data)
+    }
+  })
+})
+
 describe('WORKERS=2 login limit', { timeout: 120_000 }, () => {
   it('counts failed logins of both workers together', async () => {
     const service = spawnService(serviceEnv('sqlite:books.db', { WORKERS: '2' }))
@@ -180,17 +217,17 @@ describe('WORKERS=2 on PostgreSQL', { skip: postgres.skip, timeout: 120_000 }, (
   })
 })
 
-describe('pool shares', () => {
-  it('share out the whole of DB_POOL_SIZE as evenly as can be', () => {
-    assert.deepEqual(poolShares(10, 4), [3, 3, 2, 2])
-    assert.deepEqual(poolShares(10, 1), [10])
-    assert.deepEqual(poolShares(3, 3), [1, 1, 1])
+describe('even shares', () => {
+  it('share out the whole of DB_POOL_SIZE or MAX_STREAMS as evenly as can be', () => {
+    assert.deepEqual(evenShares(10, 4), [3, 3, 2, 2])
+    assert.deepEqual(evenShares(10, 1), [10])
+    assert.deepEqual(evenShares(3, 3), [1, 1, 1])
     for (const [total, workers] of [
       [100, 7],
       [1000, 256],
       [5, 2],
     ] as const) {
-      const shares = poolShares(total, workers)
+      const shares = evenShares(total, workers)
       assert.equal(shares.length, workers)
       assert.equal(
         shares.reduce((sum, share) => sum + share, 0),

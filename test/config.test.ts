@@ -347,6 +347,20 @@ describe('TRASH_RETENTION_DAYS', () => {
   })
 })
 
+describe('MAX_STREAMS', () => {
+  it('is 1000 by default, and any whole number from 1 up to a million', () => {
+    assert.equal(loadConfig({}).maxStreams, 1000)
+    assert.equal(loadConfig({ MAX_STREAMS: '1' }).maxStreams, 1)
+    assert.equal(loadConfig({ MAX_STREAMS: '1000000' }).maxStreams, 1_000_000)
+  })
+
+  it('refuses anything else, naming the variable', () => {
+    for (const raw of ['0', '-1', '1.5', 'many', '1000001']) {
+      assert.throws(() => loadConfig({ MAX_STREAMS: raw }), /MAX_STREAMS must/, raw)
+    }
+  })
+})
+
 describe('hardening settings', () => {
   it('defaults: no proxy trusted, CORS off, synchronous=normal, bounded timeouts', () => {
     const config = loadConfig({})

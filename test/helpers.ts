@@ -34,6 +34,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     sqliteSynchronous: 'normal',
     limits: DEFAULT_LIMITS,
     trashRetentionDays: 30,
+    maxStreams: 1000,
     workers: 1,
     shutdownDelayMs: 0,
     shutdownGraceMs: 10_000,

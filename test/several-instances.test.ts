@@ -6,6 +6,7 @@ import { APPLICATION_NAME } from '../src/store/postgres/migrate.ts'
 import { dune, storeEngines } from './helpers.ts'
 import { call, serviceEnv, login, startService, type ListeningService } from './support/service.ts'
 import { adminQuery, connectAdmin, createTestSchema, type TestSchema } from './support/postgres.ts'
+import { openStream } from './support/event-streams.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 const INSTANCES = 4
@@ -93,6 +94,25 @@ describe('several instances on one PostgreSQL database', { skip: postgres.skip }
     assert.deepEqual((await call(fourth, 'GET', '/books', { token })).body.data, [{ id, ...dune, year: 1966 }])
     assert.equal((await call(fourth, 'DELETE', `/book/${id}`, { token })).status, 200)
     assert.equal((await call(second, 'GET', `/book/${id}`, { token })).status, 404)
+  })
+
+  it('carry each change made on one to the change streams of every instance, each once, in order', async (t) => {
+    assert.equal(instances.length, INSTANCES)
+    const token = await login(instances[0]!)
+    const streams = await Promise.all(
+      instances.map((instance) => openStream(Number(new URL(instance.url).port), '/books/changes?since=latest', { authorization: token })),
+    )
+    t.after(() => streams.forEach((stream) => stream.close()))
+    await Promise.all(streams.map((stream) => stream.next((item) => item.comment !== undefined)))
+    const { link } = Object.fromEntries((await call(instances[0]!, 'GET', '/books/changes?since=latest', { token })).headers)
+    const since = /since=(\d+)/.exec(link!)![1]
+    for (const [n, writer] of instances.entries()) await call(writer, 'POST', '/book', { token, body: { ...dune, year: n } })
+    const made = (await call(instances[1]!, 'GET', `/books/changes?since=${since}`, { token })).body.data as { seq: number }[]
+    assert.equal(made.length, INSTANCES)
+    for (const stream of streams) {
+      await stream.next((item) => item.id === String(made.at(-1)!.seq))
+      assert.deepEqual(stream.changes(), made)
+    }
   })
 
   it('accept on every instance a token issued by any one of them', async () => {

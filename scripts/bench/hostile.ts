@@ -16,7 +16,7 @@
  * next run with the same number of books, so that a run need not seed a million books again.
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -25,46 +25,7 @@ import pg from 'pg'
 import { generateBooks, seedPostgres, seedSqlite } from './catalogue.ts'
 import { createDatabase, dropDatabase } from './postgres.ts'
 import { login, startService, type Service } from './service.ts'
-
-interface Answer {
-  status: number
-  ms: number
-  firstByteMs: number
-  link: string | undefined
-}
-
-/** One request, timed from its start to its first byte and to its last; from `localAddress` when given. */
-function timed(
-  service: Service,
-  path: string,
-  token: string,
-  agent: Agent,
-  options: { method?: string; body?: Buffer; headers?: Record<string, string> } = {},
-): Promise<Answer> {
-  const started = performance.now()
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${service.baseUrl}${path}`,
-      { agent, method: options.method ?? 'GET', headers: { authorization: token, ...options.headers } },
-      (response) => {
-        const firstByteMs = performance.now() - started
-        response.on('data', () => {})
-        response.on('end', () => {
-          const link = /<([^>]+)>/.exec(String(response.headers.link ?? ''))?.[1]
-          resolve({ status: response.statusCode!, ms: performance.now() - started, firstByteMs, link })
-        })
-        response.on('error', reject)
-      },
-    )
-    req.on('error', reject)
-    req.end(options.body)
-  })
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
-}
+import { percentile, timed, type Answer } from './timed.ts'
 
 /** The shapes that read the most books; each also with `count=true`. */
 const SHAPES = [

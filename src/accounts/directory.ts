@@ -36,6 +36,7 @@ export class AccountDirectory {
   #keys = new Map<string, StoredKey>()
   /** The last use of each key since the last write of them, in milliseconds. */
   #uses = new Map<number, number>()
+  readonly #changeListeners = new Set<() => void>()
   #loading: Promise<void> = Promise.resolve()
   #poll: NodeJS.Timeout | undefined
   #touch: NodeJS.Timeout | undefined
@@ -84,6 +85,16 @@ export class AccountDirectory {
     this.#users = new Map(users.map((user) => [usernameKey(user.username), user]))
     this.#keys = new Map(keys.map((key) => [key.hash, key]))
     this.#version = version
+    for (const listener of this.#changeListeners) listener()
+  }
+
+  /**
+   * Calls `listener` each time the users and keys were read again because they changed, here or
+   * on another instance; answers what stops it. What was accepted before may be refused now.
+   */
+  onChange(listener: () => void): () => void {
+    this.#changeListeners.add(listener)
+    return () => this.#changeListeners.delete(listener)
   }
 
   isConfigured(username: string): boolean {
@@ -113,12 +124,28 @@ export class AccountDirectory {
    * its own role, or its owner's when that is now lower.
    */
   principalOfKey(text: string, now = Date.now()): Principal | undefined {
+    const found = this.#keyPrincipal(text, now)
+    if (found === undefined) return undefined
+    this.#uses.set(found.key.id, now)
+    return found.principal
+  }
+
+  /** Whether a key accepted before would still be, without counting a use: revoked, expired or ownerless, it is not. */
+  keyStands(text: string, now = Date.now()): boolean {
+    return this.#keyPrincipal(text, now) !== undefined
+  }
+
+  /** When a stored key expires, in milliseconds since the epoch; undefined for one that never does. */
+  keyExpiry(text: string): number | undefined {
+    return this.#keys.get(apiKeyHash(text))?.expires ?? undefined
+  }
+
+  #keyPrincipal(text: string, now: number): { key: StoredKey; principal: Principal } | undefined {
     const key = this.#keys.get(apiKeyHash(text))
     if (key === undefined || (key.expires !== null && key.expires <= now)) return undefined
     const ownerRole = usernameKey(key.owner) === this.#configuredKey ? 'admin' : this.#users.get(usernameKey(key.owner))?.role
     if (!isRole(ownerRole)) return undefined
-    this.#uses.set(key.id, now)
-    return { actor: `key:${key.name}`, username: key.owner, role: lower(key.role, ownerRole) }
+    return { key, principal: { actor: `key:${key.name}`, username: key.owner, role: lower(key.role, ownerRole) } }
   }
 
   /** When the key was last used here and not yet written, if it was. */

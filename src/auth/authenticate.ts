@@ -13,7 +13,17 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who is asking: set on every route that declares `access`. */
     principal: Principal
+    /** The token or key the principal comes from, set with it: an answer that lasts (a stream) asks whether it still stands. */
+    credential: Credential
   }
+}
+
+/** A token or key that was accepted, which may stop being accepted while an answer to it lasts. */
+export interface Credential {
+  /** When it stops being accepted by itself, in milliseconds since the epoch; undefined for a key that never expires. */
+  expiresAt: number | undefined
+  /** Whether it would still be accepted now: not expired, its user and role unchanged, its key not revoked. */
+  stands(): boolean
 }
 
 /** Longer Authorization headers are refused without being decoded. */
@@ -36,6 +46,7 @@ export interface AuthenticateOptions {
 export const authenticate = fp<AuthenticateOptions>(
   async (app, { tokens, directory }) => {
     app.decorateRequest('principal', null as unknown as Principal)
+    app.decorateRequest('credential', null as unknown as Credential)
     app.addHook('onRequest', (request, reply, done) => {
       const access = request.routeOptions.config.access
       if (access === undefined) {
@@ -58,12 +69,21 @@ export const authenticate = fp<AuthenticateOptions>(
         return
       }
       let principal: Principal | undefined
+      let credential: Credential | undefined
       try {
-        principal = isApiKey(token) ? directory.principalOfKey(token) : directory.principalOfToken(tokens.verify(token))
+        if (isApiKey(token)) {
+          principal = directory.principalOfKey(token)
+          credential = { expiresAt: directory.keyExpiry(token), stands: () => directory.keyStands(token) }
+        } else {
+          const claims = tokens.verify(token)
+          principal = directory.principalOfToken(claims)
+          const expiresAt = claims.exp * 1000
+          credential = { expiresAt, stands: () => Date.now() < expiresAt && directory.principalOfToken(claims) !== undefined }
+        }
       } catch {
         principal = undefined
       }
-      if (principal === undefined) {
+      if (principal === undefined || credential === undefined) {
         done(new InvalidToken())
         return
       }
@@ -72,6 +92,7 @@ export const authenticate = fp<AuthenticateOptions>(
         return
       }
       request.principal = principal
+      request.credential = credential
       done()
     })
   },

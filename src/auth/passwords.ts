@@ -21,6 +21,12 @@ export interface PasswordHasherOptions {
   lanes?: number
   /** Hashes waiting for a lane; more are refused with 503, so that memory stays bounded. */
   queue?: number
+  /**
+   * The longest a new hash may expect to wait for a lane, judged by how long hashes have taken:
+   * beyond it a login is refused with 503 at once, rather than answered after its client, or the
+   * request timeout, has given up on it.
+   */
+  maxWaitMs?: number
 }
 
 /**
@@ -30,14 +36,18 @@ export interface PasswordHasherOptions {
 export class PasswordHasher {
   readonly #lanes: number
   readonly #queue: number
+  readonly #maxWaitMs: number
+  /** A moving average of how long a hash took, in ms; 0 until one has been timed. */
+  #meanMs = 0
   #running = 0
   readonly #waiting: (() => void)[] = []
   /** A hash no password matches, checked against when there is no user, so that the refusal takes as long. */
   #decoy: Promise<string> | undefined
 
-  constructor({ lanes = 1, queue = 64 }: PasswordHasherOptions = {}) {
+  constructor({ lanes = 1, queue = 64, maxWaitMs = 15_000 }: PasswordHasherOptions = {}) {
     this.#lanes = lanes
     this.#queue = queue
+    this.#maxWaitMs = maxWaitMs
   }
 
   /** `scrypt$N$r$p$salt$key`, salt and key in base64url: the parameters travel with each hash. */
@@ -68,12 +78,16 @@ export class PasswordHasher {
 
   async #inLane<T>(work: () => Promise<T>): Promise<T> {
     if (this.#running >= this.#lanes) {
-      if (this.#waiting.length >= this.#queue) throw new Busy()
+      const expectedWaitMs = ((this.#waiting.length + 1) * this.#meanMs) / this.#lanes
+      if (this.#waiting.length >= this.#queue || expectedWaitMs > this.#maxWaitMs) throw new Busy()
       await new Promise<void>((resolve) => this.#waiting.push(resolve))
     } else this.#running++
+    const started = performance.now()
     try {
       return await work()
     } finally {
+      const tookMs = performance.now() - started
+      this.#meanMs = this.#meanMs === 0 ? tookMs : 0.8 * this.#meanMs + 0.2 * tookMs
       const next = this.#waiting.shift()
       // The lane passes straight to the next in line, or is freed.
       if (next) next()

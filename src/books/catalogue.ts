@@ -101,6 +101,19 @@ export class Catalogue {
     return changes
   }
 
+  /**
+   * The changes of every book after `seq`, oldest first, at most `limit`: read on from the last
+   * one, they never skip nor repeat a change.
+   */
+  changesAfter(seq: number, limit: number): Promise<Change[]> {
+    return this.#store.changes.after(seq, limit)
+  }
+
+  /** The seq of the newest change, 0 before the first. */
+  newestChange(): Promise<number> {
+    return this.#store.changes.latest()
+  }
+
   /** The trash, latest deletion first, after the deletion `before` when it is given. */
   trash(before: number | undefined, limit: number): Promise<TrashedBook[]> {
     return this.#store.trash.list(before, limit)

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import { SeriesHistogram } from './series-histogram.ts'
 
 /** Label of requests that matched no route, so unknown URLs cannot grow the label set. */
@@ -14,6 +14,8 @@ export interface Metrics {
   observeStore(operation: string, outcome: StoreOutcome, seconds: number): void
   /** Counts books stored by imports. */
   countImportedBooks(count: number): void
+  /** Where the change streams open now, and the bytes waiting for their clients, are read when the metrics are. */
+  watchStreams(read: () => { open: number; waitingBytes: number }): void
 }
 
 export interface MetricsOptions {
@@ -53,6 +55,24 @@ export function createMetrics({ processMetrics = true, render }: MetricsOptions 
     registers: [registry],
   })
 
+  let streams = () => ({ open: 0, waitingBytes: 0 })
+  new Gauge({
+    name: 'book_change_streams',
+    help: 'Change streams (GET /books/changes as Server-Sent Events) open now',
+    registers: [registry],
+    collect() {
+      this.set(streams().open)
+    },
+  })
+  new Gauge({
+    name: 'book_change_stream_waiting_bytes',
+    help: 'Bytes of change events written and not yet taken by the clients, all open streams together',
+    registers: [registry],
+    collect() {
+      this.set(streams().waitingBytes)
+    },
+  })
+
   return {
     registry,
     contentType: registry.contentType,
@@ -65,6 +85,9 @@ export function createMetrics({ processMetrics = true, render }: MetricsOptions 
     },
     countImportedBooks(count) {
       importedBooks.inc(count)
+    },
+    watchStreams(read) {
+      streams = read
     },
   }
 }

@@ -61,6 +61,14 @@ function sendAll(reply: FastifyReply, pages: BookPages<JsonPage>) {
 }
 
 /**
+ * Names in `X-Change-Seq` the newest change that a whole read reflects: a client that follows the
+ * changes after it from there keeps a copy that never misses one (docs/api.md#following-changes).
+ */
+export function changeSeqOf(reply: FastifyReply, pages: BookPages<unknown>): void {
+  if (pages.changeSeq !== undefined) reply.header('x-change-seq', String(pages.changeSeq))
+}
+
+/**
  * Answers `GET /books` for every combination of its parameters: one page, with a `Link` to the
  * next while more remain, or every match. `client` is the asking client's address.
  */
@@ -70,6 +78,7 @@ export async function listBooks(reader: BookReader, cursors: Cursors, raw: RawBo
   if (query.limit === undefined) {
     const pages = await reader.pages({ ...findQueryOf(query, after, LIST_PAGE), count: query.count }, { whole: true, json: true, client })
     if (pages.total !== undefined) reply.header('x-total-count', String(pages.total))
+    changeSeqOf(reply, pages)
     return sendAll(reply, pages)
   }
   const { limit } = query

@@ -1,5 +1,5 @@
 import Type from 'typebox'
-import { component, Envelope, EXAMPLE_BOOK, failures, NewBook } from '../schemas.ts'
+import { CHANGE_SEQ, component, Envelope, EXAMPLE_BOOK, failures, NewBook } from '../schemas.ts'
 
 export const UNSUPPORTED_MEDIA_TYPE =
   'Unsupported Content-Type: send Content-Type: text/csv, text/tab-separated-values, application/x-ndjson or application/json'
@@ -213,6 +213,7 @@ export const importAnswers = {
 export const exportAnswers = {
   200: {
     description: 'Every matching book, as a file to save (`Content-Disposition: attachment`), not an envelope',
+    headers: { 'X-Change-Seq': { type: 'string', description: CHANGE_SEQ['X-Change-Seq'] } },
     content: {
       'text/csv': {
         schema: {

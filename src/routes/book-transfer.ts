@@ -18,6 +18,7 @@ import { InvalidInput } from '../books/errors.ts'
 import type { BookReader } from '../store/store.ts'
 import type { Book } from '../books/book.ts'
 import { findQueryOf, parseBookQuery } from '../books/list-parameters.ts'
+import { changeSeqOf } from './book-list.ts'
 import { exportAnswers, importAnswers, importBody, ImportQuery, UNSUPPORTED_MEDIA_TYPE, unsupportedCharset } from './book-transfer-docs.ts'
 
 declare module 'fastify' {
@@ -209,6 +210,7 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
         { whole: true, client: clientKey(request.ip) },
       )
       if (pages.total !== undefined) reply.header('x-total-count', String(pages.total))
+      changeSeqOf(reply, pages)
       async function* books(): AsyncGenerator<Book[]> {
         for await (const page of pages) yield page.map(({ book }) => book)
       }

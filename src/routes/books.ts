@@ -9,6 +9,7 @@ import type { Catalogue } from '../books/catalogue.ts'
 import {
   Book,
   BookChanges,
+  CHANGE_SEQ,
   BookIdParams,
   ETAG,
   EXAMPLE_BOOK,
@@ -113,6 +114,7 @@ export async function bookRoutes(app: FastifyInstance, { catalogue, reader, curs
             {
               Link: 'With `limit`, while more books remain: `</books?limit=N&after=ID>; rel="next"`, or, with any search parameter, a link that holds every parameter and a `cursor`',
               'X-Total-Count': 'With `count=true`: how many books match, all pages together',
+              'X-Change-Seq': `Without \`limit\`: ${CHANGE_SEQ['X-Change-Seq']}`,
             },
           ),
           400: invalidInput,

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import type { Catalogue } from '../books/catalogue.ts'
-import type { Change, TrashedBook } from '../books/change.ts'
+import type { TrashedBook } from '../books/change.ts'
+import { changeAnswer } from '../http/change-answer.ts'
 import { parseBodiesAsJson } from '../http/plugins/body-parser.ts'
 import { envelope } from '../http/envelope.ts'
 import {
@@ -22,22 +23,16 @@ import {
   withHeaders,
 } from '../schemas.ts'
 import { acceptedRevisions, etag, resolveBookId } from './book-identity.ts'
+import { nextPageLink, pageLimit } from './paging.ts'
 
 export interface HistoryRouteOptions {
   catalogue: Catalogue
 }
 
-/** Per page of the history and the trash when `limit` is not given. */
-const DEFAULT_LIMIT = 100
-
 const { invalidInput, tokenRefused, bookNotFound, tooLarge, internal, storeUnavailable, preconditionFailed } = failures
 const errors = { 401: tokenRefused, 500: internal, 503: storeUnavailable }
 const security = [{ token: [] }]
 const LINK = { Link: 'While more remain: the next page, `<…?limit=N&before=SEQ>; rel="next"`' }
-
-function changeOf({ seq, bookId, kind, actor, at, book }: Change) {
-  return { seq, book_id: bookId, kind, actor, at: new Date(at).toISOString(), book }
-}
 
 function trashedOf({ id, title, author, year, deletedAt, deletedBy }: TrashedBook) {
   return { id, title, author, year, deleted_at: new Date(deletedAt).toISOString(), deleted_by: deletedBy }
@@ -53,12 +48,12 @@ async function paged<T extends { seq: number } | { deletedSeq: number }>(
   path: string,
   read: (before: number | undefined, limit: number) => Promise<T[]>,
 ): Promise<T[]> {
-  const limit = Number(query.limit ?? DEFAULT_LIMIT)
+  const limit = pageLimit(query)
   const found = await read(query.before === undefined ? undefined : Number(query.before), limit + 1)
   if (found.length <= limit) return found
   const page = found.slice(0, limit)
   const last = page.at(-1)!
-  reply.header('link', `<${path}?limit=${limit}&before=${'seq' in last ? last.seq : last.deletedSeq}>; rel="next"`)
+  reply.header('link', nextPageLink(path, limit, ['before', 'seq' in last ? last.seq : last.deletedSeq]))
   return page
 }
 
@@ -97,7 +92,7 @@ export async function historyRoutes(app: FastifyInstance, { catalogue }: History
       const page = await paged(request.query, reply, `/book/${request.bookId}/history`, (before, limit) =>
         catalogue.history(request.bookId, before, limit),
       )
-      return envelope(200, 'History retrieved successfully', page.map(changeOf))
+      return envelope(200, 'History retrieved successfully', page.map(changeAnswer))
     },
   )
 

@@ -11,7 +11,7 @@ export interface PageStep<P> {
  * the iteration early, or closing pages that were never iterated, ends the read (`end`), once.
  */
 export function readPages<P>(
-  total: number | undefined,
+  { total, changeSeq }: { total: number | undefined; changeSeq?: number | undefined },
   first: PageStep<P>,
   next: () => Promise<PageStep<P>>,
   end: () => Promise<void> | void,
@@ -25,6 +25,7 @@ export function readPages<P>(
   }
   return {
     total,
+    changeSeq,
     close,
     [Symbol.asyncIterator]: () => ({
       async next(): Promise<IteratorResult<P>> {

@@ -44,6 +44,14 @@ export interface ChangeRepository {
    */
   ofBook(bookId: number, before: number | undefined, limit: number): Promise<Change[] | undefined>
   get(seq: number): Promise<Change | undefined>
+  /**
+   * The changes with a seq greater than `after`, oldest first, at most `limit`. A change that
+   * commits later always has a greater seq, so reading on from the last one returned never
+   * misses a change nor sees one twice.
+   */
+  after(after: number, limit: number): Promise<Change[]>
+  /** The seq of the newest change, 0 when none was ever made. */
+  latest(): Promise<number>
 }
 
 /** The books in the trash. Times are milliseconds since the epoch. */
@@ -138,6 +146,11 @@ export interface ReadOptions {
 export interface BookPages<P> extends AsyncIterable<P> {
   /** With `count`: how many books match, all pages together. */
   readonly total: number | undefined
+  /**
+   * With `whole`: the seq of the newest change that the read's snapshot holds. The pages reflect
+   * every change up to it and none after it (docs/api.md#following-changes).
+   */
+  readonly changeSeq: number | undefined
   close(): Promise<void>
 }
 
@@ -183,6 +196,11 @@ export interface Store extends Repositories {
   /** Reads books, outside any transaction. */
   readonly reader: BookReader
   /**
+   * Word that changes committed, from every process and instance sharing the store, where the
+   * engine can give it; without it, readers of the changes ask the store from time to time.
+   */
+  readonly changeSignals?: ChangeSignals | undefined
+  /**
    * Runs `work` with repositories bound to one transaction: everything it does commits when the
    * promise it returns resolves, and none of it when it rejects (the rejection is passed on).
    * The repositories must not be used after `work` settles; transactions do not nest.
@@ -191,6 +209,16 @@ export interface Store extends Repositories {
   /** Resolves when the engine answers. */
   ping(): Promise<void>
   close(): Promise<void>
+}
+
+/** Word from the engine that changes were committed, by any process using the store. */
+export interface ChangeSignals {
+  /**
+   * Calls `signal` soon after each commit that recorded changes, and once more after the word
+   * could have been missed (a connection lost and opened again); `onError` hears of each failure
+   * to listen, which is tried again by itself. Resolves with what stops listening.
+   */
+  listen(signal: () => void, onError: (err: unknown) => void): Promise<() => Promise<void>>
 }
 
 /**

@@ -15,7 +15,7 @@ function failingStore(error: () => Error): Store {
     throw error()
   }
   Object.assign(store.books, { create: fail, get: fail, update: fail, delete: fail, restore: fail, purge: fail })
-  Object.assign(store.changes, { ofBook: fail, get: fail })
+  Object.assign(store.changes, { ofBook: fail, get: fail, after: fail, latest: fail })
   Object.assign(store.trash, { list: fail, expired: fail })
   return Object.assign(store, { ping: fail, reader: { pages: fail } })
 }
@@ -98,6 +98,8 @@ describe('store failures', () => {
         ['DELETE', '/book/1'],
         ['GET', '/book/1/history'],
         ['GET', '/books/trash'],
+        ['GET', '/books/changes'],
+        ['GET', '/books/changes?since=latest'],
         ['POST', '/book/1/restore'],
         ['DELETE', '/books/trash/1'],
       ] as const) {
@@ -121,6 +123,7 @@ describe('store failures', () => {
         ['POST', '/book'],
         ['GET', '/book/1/history'],
         ['GET', '/books/trash'],
+        ['GET', '/books/changes'],
         ['POST', '/book/1/revert'],
       ] as const) {
         const payload = url.endsWith('/revert') ? { seq: 1 } : method === 'GET' ? undefined : dune

@@ -322,6 +322,7 @@ for (const engine of storeEngines) {
         ['GET', `/book/${id}`, 'reader'],
         ['GET', '/books/export', 'reader'],
         ['GET', `/book/${id}/history`, 'reader'],
+        ['GET', '/books/changes', 'reader'],
         ['GET', '/keys', 'reader'],
         ['POST', '/keys', 'reader', { name: 'k', role: 'reader' }],
         ['PUT', '/user/reading', 'reader', { password: 'x' }],

@@ -41,7 +41,7 @@ test('other requests are answered between the pages of a long unpaged GET /books
   const reader = {
     pages: async () =>
       readPages(
-        undefined,
+        { total: undefined, changeSeq: 0 },
         page(),
         () => new Promise((resolve) => setImmediate(() => resolve(page()))),
         () => {},

@@ -5,6 +5,70 @@ export interface Book extends BookFields {
   id: number
 }
 
+/** What a token or key may do; each role may do all that the ones before it may (docs/api.md#roles). */
+export type Role = 'reader' | 'editor' | 'admin'
+export const ROLES: readonly Role[] = ['reader', 'editor', 'admin']
+
+/** Whether `role` may do what `needed` may. The service decides; the page only leaves out what would be refused. */
+export function atLeast(role: Role, needed: Role): boolean {
+  return ROLES.indexOf(role) >= ROLES.indexOf(needed)
+}
+
+/** One change of a book's history (docs/api.md#history). */
+export interface Change {
+  seq: number
+  book_id: number
+  kind: 'created' | 'updated' | 'deleted' | 'restored' | 'purged'
+  /** The username, or `key:<name>` for a key. */
+  actor: string
+  /** RFC 3339, UTC. */
+  at: string
+  /** The book after the change; as it was for `deleted`; null for `purged`. */
+  book: Book | null
+}
+
+export interface TrashedBook extends Book {
+  deleted_at: string
+  deleted_by: string
+}
+
+export interface User {
+  username: string
+  role: Role
+  /** Null for the configured user, who lives in the service's configuration. */
+  created: string | null
+}
+
+export interface Key {
+  id: number
+  name: string
+  role: Role
+  owner: string
+  created: string
+  expires: string | null
+  last_used: string | null
+}
+
+export interface NewKey {
+  name: string
+  role: Role
+  expires_in_days?: number
+}
+
+/** A key just created: `key` itself is in this answer only, never again. */
+export interface CreatedKey extends Omit<Key, 'owner' | 'last_used'> {
+  key: string
+}
+
+/** One page of a list that the service pages by `Link: rel="next"`: the history, the trash. */
+export interface Listing<T> {
+  items: T[]
+  next: string | undefined
+}
+
+/** How many changes or deleted books a page of the history or the trash asks for. */
+export const LISTING_PAGE = 50
+
 /** The service answered with an error status. */
 export class ApiError extends Error {
   readonly status: number
@@ -101,13 +165,40 @@ function retryAfterSeconds(header: string | null): number | undefined {
 
 export interface ApiOptions {
   token: () => string | undefined
-  /** Called when a book route refuses the token: it expired or the secret changed. */
-  onTokenRefused: () => void
+  /**
+   * Called when the service refuses the token (it expired, its password or role changed, the
+   * secret changed): resolves true once the person signed in again, and the request is sent again
+   * with the new token; false leaves the refusal to the caller.
+   */
+  onTokenRefused: () => Promise<boolean>
+}
+
+/** A refusal of the token itself, not of a password given in a body (`Invalid credentials`) nor of a sign-in. */
+function refusesToken(err: unknown, path: string): boolean {
+  return err instanceof ApiError && err.status === 401 && !path.startsWith('/token') && err.message !== 'Invalid credentials'
 }
 
 export function createApi({ token, onTokenRefused }: ApiOptions) {
+  /** Runs `attempt`, and once more after the person signed in again when the service refused the token. */
+  async function signedIn<T>(path: string, attempt: () => Promise<T>): Promise<T> {
+    try {
+      return await attempt()
+    } catch (err) {
+      if (!refusesToken(err, path) || !(await onTokenRefused())) throw err
+      return attempt()
+    }
+  }
+
+  function send(
+    method: string,
+    path: string,
+    options: { body?: BodyInit; contentType?: string; ifMatch?: string; signal?: AbortSignal } = {},
+  ): Promise<Response> {
+    return signedIn(path, () => sendOnce(method, path, options))
+  }
+
   /** Sends a request and answers its response when it succeeded; a refusal becomes an `ApiError`. */
-  async function send(
+  async function sendOnce(
     method: string,
     path: string,
     { body, contentType, ifMatch, signal }: { body?: BodyInit; contentType?: string; ifMatch?: string; signal?: AbortSignal } = {},
@@ -132,7 +223,6 @@ export function createApi({ token, onTokenRefused }: ApiOptions) {
       if (signal?.aborted) throw err
       throw new ApiError(response.status, response.statusText, undefined)
     }
-    if (response.status === 401 && path !== '/token') onTokenRefused()
     throw new ApiError(response.status, envelope.message, retryAfterSeconds(response.headers.get('retry-after')), envelope.data)
   }
 
@@ -155,7 +245,11 @@ export function createApi({ token, onTokenRefused }: ApiOptions) {
    * POSTs a file for the import with XMLHttpRequest, the one browser API that reports how much of
    * a body is sent (`fetch` does not); answers and refusals as `call` gives them.
    */
-  function upload<T>(path: string, file: File, { progress, signal }: UploadOptions): Promise<T> {
+  function upload<T>(path: string, file: File, options: UploadOptions): Promise<T> {
+    return signedIn(path, () => uploadOnce<T>(path, file, options))
+  }
+
+  function uploadOnce<T>(path: string, file: File, { progress, signal }: UploadOptions): Promise<T> {
     const cancelled = () => (signal?.reason instanceof Error ? signal.reason : new DOMException('The upload was cancelled.', 'AbortError'))
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(cancelled())
@@ -186,7 +280,6 @@ export function createApi({ token, onTokenRefused }: ApiOptions) {
           else resolve(envelope.data as T)
           return
         }
-        if (request.status === 401) onTokenRefused()
         reject(
           new ApiError(
             request.status,
@@ -198,6 +291,11 @@ export function createApi({ token, onTokenRefused }: ApiOptions) {
       })
       request.send(file)
     })
+  }
+
+  async function listing<T>(url: string): Promise<Listing<T>> {
+    const { data, headers } = await call<T[]>('GET', url)
+    return { items: data, next: nextLink(headers.get('link')) }
   }
 
   return {
@@ -217,17 +315,84 @@ export function createApi({ token, onTokenRefused }: ApiOptions) {
       return { book: data, etag: headers.get('etag') ?? undefined }
     },
 
-    async createBook(book: BookFields): Promise<Book> {
-      return (await call<Book>('POST', '/book', { body: book })).data
-    },
-
-    async updateBook(id: number, book: BookFields, etag: string | undefined): Promise<{ book: Book; etag: string | undefined }> {
-      const { data, headers } = await call<Book>('PUT', `/book/${id}`, { body: book, ifMatch: etag })
+    async createBook(book: BookFields): Promise<{ book: Book; etag: string | undefined }> {
+      const { data, headers } = await call<Book>('POST', '/book', { body: book })
       return { book: data, etag: headers.get('etag') ?? undefined }
     },
 
+    /** Changes the members `changes` holds, the others keep their stored values; with `etag`, only while the book still has it (412 otherwise). */
+    async updateBook(
+      id: number,
+      changes: Partial<BookFields>,
+      etag: string | undefined,
+    ): Promise<{ book: Book; etag: string | undefined }> {
+      const { data, headers } = await call<Book>('PUT', `/book/${id}`, { body: changes, ifMatch: etag })
+      return { book: data, etag: headers.get('etag') ?? undefined }
+    },
+
+    /** Moves the book to the trash, from which `restoreBook` brings it back. */
     async deleteBook(id: number): Promise<void> {
       await call<null>('DELETE', `/book/${id}`)
+    },
+
+    /** A page of the book's changes, newest first: the first page, or the one `next` names. */
+    async history(id: number, next?: string, limit = LISTING_PAGE): Promise<Listing<Change>> {
+      return listing<Change>(next ?? `/book/${id}/history?limit=${limit}`)
+    },
+
+    /** A page of the deleted books, latest deletion first. */
+    async trash(next?: string): Promise<Listing<TrashedBook>> {
+      return listing<TrashedBook>(next ?? `/books/trash?limit=${LISTING_PAGE}`)
+    },
+
+    async restoreBook(id: number): Promise<{ book: Book; etag: string | undefined }> {
+      const { data, headers } = await call<Book>('POST', `/book/${id}/restore`)
+      return { book: data, etag: headers.get('etag') ?? undefined }
+    },
+
+    /** Gives the book the values it had after its change `seq`; with `etag`, only while the book still has it. */
+    async revertBook(id: number, seq: number, etag: string | undefined): Promise<{ book: Book; etag: string | undefined }> {
+      const { data, headers } = await call<Book>('POST', `/book/${id}/revert`, { body: { seq }, ifMatch: etag })
+      return { book: data, etag: headers.get('etag') ?? undefined }
+    },
+
+    /** Removes a book from the trash for good, with its history. */
+    async purgeBook(id: number): Promise<void> {
+      await call<null>('DELETE', `/books/trash/${id}`)
+    },
+
+    /** A fresh token for the one in use, until 12 hours after the password was given. */
+    async refreshToken(): Promise<string> {
+      return (await call<{ token: string }>('POST', '/token/refresh')).data.token
+    },
+
+    async users(): Promise<User[]> {
+      return (await call<User[]>('GET', '/users')).data
+    },
+
+    async createUser(user: { username: string; password: string; role: Role }): Promise<User> {
+      return (await call<User>('POST', '/users', { body: user })).data
+    },
+
+    async updateUser(username: string, changes: { role?: Role; password?: string }): Promise<User> {
+      return (await call<User>('PUT', `/user/${encodeURIComponent(username)}`, { body: changes })).data
+    },
+
+    async deleteUser(username: string): Promise<void> {
+      await call<null>('DELETE', `/user/${encodeURIComponent(username)}`)
+    },
+
+    /** The caller's keys; an admin's: everyone's. */
+    async keys(): Promise<Key[]> {
+      return (await call<Key[]>('GET', '/keys')).data
+    },
+
+    async createKey(key: NewKey): Promise<CreatedKey> {
+      return (await call<CreatedKey>('POST', '/keys', { body: key })).data
+    },
+
+    async revokeKey(id: number): Promise<void> {
+      await call<null>('DELETE', `/key/${id}`)
     },
 
     /** Checks the file and stores nothing: what an import would store and leave out. A file that cannot be read at all is refused. */

@@ -1,14 +1,16 @@
 import { ApiError, type Api, type Book } from './api.ts'
-import { checkBook, type FieldErrors, type FieldName } from './book-rules.ts'
+import { changedFields, changes, FIELD_LABELS, FIELDS, fieldsOf, rebase, type Values } from './book-changes.ts'
+import { checkBook, type BookFields, type FieldErrors, type FieldName } from './book-rules.ts'
 import { h, uniqueId } from './dom.ts'
 import { confirmDelete } from './confirm-dialog.ts'
+import { openHistoryDialog } from './history-dialog.ts'
 import { createMessages, describeError } from './messages.ts'
 import { openModal } from './modal.ts'
 
 export interface BookDialogEvents {
-  /** The book as stored after "Save". */
-  saved(book: Book, created: boolean): void
-  /** The book as it is now, after someone else changed it. */
+  /** The book as stored after "Save", with its new ETag. */
+  saved(book: Book, etag: string | undefined, created: boolean): void
+  /** The book as it is now, after someone else changed it, or a version of its history was brought back. */
   changed(book: Book): void
   /** The book was deleted by someone else. */
   gone(id: number): void
@@ -31,10 +33,13 @@ function field(name: FieldName, label: string, value: string, extra: Record<stri
   return { input, error, wrapper: h('div', { class: 'field' }, h('label', { for: id }, label), input, error) }
 }
 
+const asText = (book: BookFields): Values => ({ title: book.title, author: book.author, year: String(book.year) })
+
 /**
- * The form to add a book (`existing` undefined) or to edit one. Edits carry the book's ETag in
- * `If-Match`: when someone else changed the book meanwhile, nothing is overwritten and the form
- * shows the book's current values.
+ * The form to add a book (`existing` undefined) or to edit one. Edits send only the fields the
+ * person changed, with the book's ETag in `If-Match`: when someone else changed the book
+ * meanwhile, nothing is overwritten; the form puts the person's changes on top of the current
+ * version, shows what each of them changed, and "Save again" sends the person's fields only.
  */
 export function openBookDialog(
   host: HTMLElement,
@@ -44,39 +49,65 @@ export function openBookDialog(
 ): void {
   const headingId = uniqueId('book-heading')
   const messages = createMessages()
-  const current = existing?.book
+  const id = existing?.book.id
+  /** The version the form started from: what "the person changed" is measured against. */
+  let base: BookFields | undefined = existing && fieldsOf(existing.book)
   let etag = existing?.etag
   let deleted = false
   const fields: Record<FieldName, Field> = {
-    title: field('title', 'Title', current?.title ?? '', { maxlength: '500' }),
-    author: field('author', 'Author', current?.author ?? '', { maxlength: '500' }),
-    year: field('year', 'Year', current === undefined ? '' : String(current.year), { inputmode: 'numeric', class: 'year' }),
+    title: field('title', 'Title', base?.title ?? '', { maxlength: '500' }),
+    author: field('author', 'Author', base?.author ?? '', { maxlength: '500' }),
+    year: field('year', 'Year', base === undefined ? '' : String(base.year), { inputmode: 'numeric', class: 'year' }),
   }
   const conflict = h('div', { class: 'conflict' })
   const save = h('button', { type: 'submit', class: 'primary' }, 'Save')
   const cancel = h('button', { type: 'button' }, 'Cancel')
-  const remove = current && h('button', { type: 'button', class: 'danger delete' }, 'Delete')
+  const history = existing && h('button', { type: 'button' }, 'History')
+  const remove = existing && h('button', { type: 'button', class: 'danger delete' }, 'Delete')
   const form = h(
     'form',
     { novalidate: true, method: 'dialog' },
-    h('h2', { id: headingId }, current === undefined ? 'Add a book' : 'Edit book'),
+    h('h2', { id: headingId }, existing === undefined ? 'Add a book' : 'Edit book'),
     messages.element,
     conflict,
     fields.title.wrapper,
     fields.author.wrapper,
     fields.year.wrapper,
-    h('div', { class: 'buttons' }, save, cancel, remove),
+    h('div', { class: 'buttons' }, save, cancel, history, remove),
   )
   const dialog = openModal(host, headingId, form)
+  const stored = (): Book | undefined => (id === undefined || base === undefined ? undefined : { id, ...base })
+  const typed = (): Values => ({ title: fields.title.input.value, author: fields.author.input.value, year: fields.year.input.value })
+
   cancel.addEventListener('click', () => dialog.close())
   remove?.addEventListener('click', () => {
     void (async () => {
+      const book = stored()
       // The confirmation opens over this dialog: "Cancel" there comes back to the form as it was.
-      if (!current || !(await confirmDelete(host, [current]))) return
+      if (!book || !(await confirmDelete(host, [book]))) return
       dialog.close()
-      events.remove(current)
+      events.remove(book)
     })()
   })
+  history?.addEventListener('click', () => {
+    const book = stored()
+    if (!book) return
+    // Over the form, which keeps what the person typed; a version brought back becomes the form's starting point.
+    openHistoryDialog(host, api, book, {
+      reverted(reverted, newEtag) {
+        const rebased = rebase(asText(base!), typed(), asText(reverted))
+        fill(rebased.form)
+        base = fieldsOf(reverted)
+        etag = newEtag
+        conflict.replaceChildren()
+        events.changed(reverted)
+      },
+    })
+  })
+
+  const fill = (values: Values) => {
+    for (const name of FIELDS) fields[name].input.value = String(values[name])
+  }
 
   const showErrors = (errors: FieldErrors) => {
     for (const [name, { input, error }] of Object.entries(fields) as [FieldName, Field][]) {
@@ -86,20 +117,38 @@ export function openBookDialog(
     }
   }
 
-  const showConflict = (book: Book) => {
-    conflict.replaceChildren(
-      h('p', {}, 'Its values now:'),
+  /** What each side changed: theirs, saved meanwhile, and the person's, still in the form. */
+  const showConflict = (before: BookFields, now: BookFields, edited: BookFields, theirs: FieldName[], mine: FieldName[]) => {
+    const unchanged = () => h('span', { class: 'muted' }, 'no change')
+    const rows = FIELDS.filter((name) => theirs.includes(name) || mine.includes(name)).map((name) =>
       h(
-        'dl',
+        'tr',
         {},
-        h('dt', {}, 'Title'),
-        h('dd', {}, book.title),
-        h('dt', {}, 'Author'),
-        h('dd', {}, book.author),
-        h('dt', {}, 'Year'),
-        h('dd', {}, book.year),
+        h('th', { scope: 'row' }, FIELD_LABELS[name]),
+        h('td', {}, theirs.includes(name) ? String(now[name]) : unchanged()),
+        h('td', {}, mine.includes(name) ? String(edited[name]) : unchanged()),
       ),
-      h('p', {}, 'Your changes are still in the form: Save again to replace these values with them, or Cancel to keep them.'),
+    )
+    const both = mine.filter((name) => theirs.includes(name)).map((name) => FIELD_LABELS[name].toLowerCase())
+    conflict.replaceChildren(
+      h(
+        'table',
+        { class: 'conflict-table' },
+        h('caption', {}, `What changed since you opened “${before.title}”`),
+        h(
+          'thead',
+          {},
+          h('tr', {}, h('th', { scope: 'col' }, 'Field'), h('th', { scope: 'col' }, 'Saved meanwhile'), h('th', { scope: 'col' }, 'Yours')),
+        ),
+        h('tbody', {}, ...rows),
+      ),
+      h(
+        'p',
+        {},
+        mine.length === 0
+          ? 'You changed nothing the other change did not: the form shows the book as it is now.'
+          : `“Save again” saves only your changes, on top of the current version${both.length > 0 ? `; for the ${both.join(' and the ')}, yours replaces theirs` : ''}. “Cancel” keeps the book as it is now.`,
+      ),
     )
   }
 
@@ -110,40 +159,54 @@ export function openBookDialog(
       const checked = checkBook({ title: fields.title.input.value, author: fields.author.input.value, year: fields.year.input.value })
       if ('errors' in checked) {
         showErrors(checked.errors)
-        const first = (Object.keys(fields) as FieldName[]).find((name) => checked.errors[name])
+        const first = FIELDS.find((name) => checked.errors[name])
         if (first) fields[first].input.focus()
         return
       }
       showErrors({})
+      if (id !== undefined && base !== undefined && changedFields(base, checked.book).length === 0) {
+        // Nothing to send: the book is already as the form says.
+        dialog.close()
+        return
+      }
       save.disabled = true
       try {
-        if (current === undefined) {
-          events.saved(await api.createBook(checked.book), true)
+        if (id === undefined || base === undefined) {
+          const created = await api.createBook(checked.book)
+          events.saved(created.book, created.etag, true)
         } else {
-          const updated = await api.updateBook(current.id, checked.book, etag)
-          events.saved(updated.book, false)
+          const updated = await api.updateBook(id, changes(base, checked.book), etag)
+          events.saved(updated.book, updated.etag, false)
         }
         dialog.close()
       } catch (err) {
-        await explain(err)
+        await explain(err, checked.book)
       } finally {
         save.disabled = deleted
       }
     })()
   })
 
-  async function explain(err: unknown): Promise<void> {
-    if (!(err instanceof ApiError) || current === undefined || (err.status !== 412 && err.status !== 404)) {
+  async function explain(err: unknown, edited: BookFields): Promise<void> {
+    if (!(err instanceof ApiError) || id === undefined || base === undefined || (err.status !== 412 && err.status !== 404)) {
       messages.error(describeError(err))
       return
     }
     if (err.status === 412) {
       try {
-        const now = await api.getBook(current.id)
+        const now = await api.getBook(id)
+        const before = base
+        const current = fieldsOf(now.book)
+        const rebased = rebase(before, edited, current)
+        fill(rebased.form)
+        base = current
         etag = now.etag
-        showConflict(now.book)
+        showConflict(before, current, edited, rebased.theirs, rebased.mine)
+        save.textContent = 'Save again'
         events.changed(now.book)
-        messages.error('This book was changed meanwhile. Nothing was saved; its current values are shown.')
+        messages.error(
+          'This book was changed meanwhile, so nothing was saved. The form now holds your changes on top of the current version.',
+        )
         return
       } catch (again) {
         if (!(again instanceof ApiError && again.status === 404)) {
@@ -152,11 +215,11 @@ export function openBookDialog(
         }
       }
     }
-    events.gone(current.id)
+    events.gone(id)
     conflict.replaceChildren()
     deleted = true
     if (remove) remove.disabled = true
-    messages.error('This book was deleted by someone else meanwhile, so it cannot be saved.')
+    messages.error('This book was deleted by someone else meanwhile, so it cannot be saved. The Trash can bring it back.')
   }
 
   fields.title.input.focus()

@@ -10,7 +10,7 @@ const COLUMNS: { field: SortField; label: string }[] = [
 
 export interface BookTableEvents {
   sort: (field: SortField) => void
-  /** A title was chosen: the book opens, to edit or delete it. */
+  /** A title was chosen: the book opens, to read, or to edit or delete it when the role may. */
   open: (book: Book) => void
   /** A row's checkbox changed; `range` when Shift was held, for every row from the one chosen before. */
   select: (book: Book, selected: boolean, range: boolean) => void
@@ -46,7 +46,7 @@ export function createBookTable(events: BookTableEvents): BookTable {
   const element = h(
     'table',
     { class: 'books' },
-    h('caption', { class: 'visually-hidden' }, 'Books; the column headers sort the table, and a title opens its book to edit or delete it'),
+    h('caption', { class: 'visually-hidden' }, 'Books; the column headers sort the table, and a title opens its book'),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'col-select' }, selectShown), ...headerCells.map(({ cell }) => cell))),
     body,
   )

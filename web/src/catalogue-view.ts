@@ -1,10 +1,11 @@
-import type { Api, Book } from './api.ts'
+import { ApiError, atLeast, type Api, type Book, type Role } from './api.ts'
 import { FIRST_VIEW, readAddress, writeAddress, type ViewState } from './address.ts'
+import { actOnBooks } from './book-batch.ts'
+import { openBookDetails } from './book-details.ts'
 import { openBookDialog } from './book-dialog.ts'
 import { createBookTable } from './book-table.ts'
 import { booksCsv } from './books-csv.ts'
 import { confirmDelete } from './confirm-dialog.ts'
-import { deleteBooks } from './delete-books.ts'
 import { h } from './dom.ts'
 import { describeOrder, exportUrl, isFiltered, sameQuery, type SortField } from './find-query.ts'
 import { createFinder } from './finder.ts'
@@ -18,24 +19,28 @@ import { createSelectionBar } from './selection-bar.ts'
 import { createSelection } from './selection.ts'
 import { listenForShortcuts, openShortcutsDialog } from './shortcuts.ts'
 
-/** How often a long deletion says how far it got: often enough to follow, rarely enough for a screen reader. */
+/** How often a long deletion or restore says how far it got: often enough to follow, rarely enough for a screen reader. */
 const PROGRESS_INTERVAL_MS = 1000
 
 /**
  * The signed-in page: find, browse page by page, select, add, edit, delete, import and export
- * books. What it shows lives in the address; `signal` ends its listeners when the person signs out.
+ * books, and undo a deletion or an edit. A reader gets no control that changes a book. What it
+ * shows lives in the address; `signal` ends its listeners when the person signs out.
  */
-export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
+export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLElement {
+  const canEdit = atLeast(role, 'editor')
   const messages = createMessages()
   const finder = createFinder(filtersChanged)
   const addButton = h('button', { type: 'button', class: 'primary' }, 'Add book')
   const importButton = h('button', { type: 'button' }, 'Import books')
   const exportButton = h('button', { type: 'button' }, 'Export CSV')
+  /** Where the focus goes when the control that had it is gone and no row can take it. */
+  const home = canEdit ? addButton : exportButton
   const selection = createSelection(selectionChanged)
   const selectionBar = createSelectionBar({
     selectAll: () => void selectAll(),
     exportSelected: () => void exportSelected(),
-    deleteSelected: () => void deleteSelected(),
+    deleteSelected: canEdit ? () => void deleteSelected() : undefined,
     clear: () => selection.clear(),
   })
   // Always in reach, however far down the table the person is: the toolbar stays at the top of the window.
@@ -43,7 +48,7 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     'div',
     { class: 'toolbar' },
     finder.element,
-    h('div', { class: 'actions' }, addButton, importButton, exportButton),
+    h('div', { class: 'actions' }, canEdit && addButton, canEdit && importButton, exportButton),
     messages.element,
     selectionBar.element,
   )
@@ -68,7 +73,7 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
   })
   const view = h(
     'section',
-    { class: 'catalogue', 'aria-label': 'Catalogue' },
+    { class: 'catalogue', 'aria-label': 'Catalogue', tabindex: '-1' },
     toolbar,
     count,
     h('div', { class: 'table-wrap' }, table.element),
@@ -100,7 +105,7 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     if (results === undefined) empty.textContent = 'No books are shown until the filters are corrected.'
     else if (books.length > 0) empty.textContent = ''
     else if (isFiltered(state.query)) empty.textContent = 'No books match this search.'
-    else empty.textContent = 'The catalogue is empty. Add the first book with “Add book”.'
+    else empty.textContent = canEdit ? 'The catalogue is empty. Add the first book with “Add book”.' : 'The catalogue is empty.'
     // With no book, the message in place of the table says it already.
     count.textContent = books.length === 0 ? '' : describeShown(books.length, results?.total() ?? 0)
     showSelectionBar()
@@ -223,7 +228,7 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
 
   function focusTable() {
     const first = pageBooks()[0]
-    if (!first || !table.focusRow(first.id)) addButton.focus()
+    if (!first || !table.focusRow(first.id)) home.focus()
   }
 
   function select(book: Book, selected: boolean, range: boolean) {
@@ -279,7 +284,7 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     messages.clear()
     let said = 0
     selectionBar.busy(`Deleting ${countOf(books.length, 'book')}…`)
-    const { deleted, failure } = await deleteBooks(
+    const { done: deleted, failure } = await actOnBooks(
       (id) => api.deleteBook(id),
       books,
       (done) => {
@@ -302,10 +307,68 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     if (!view.contains(document.activeElement) || selectionBar.element.hidden) focusTable()
   }
 
-  /** Says what was deleted: the one place that hears of every deletion, single or many. */
+  /** Says what was deleted, with one "Undo" for all of it: the one place that hears of every deletion, single or many. */
   function reportDeleted(deleted: readonly Book[]) {
     if (deleted.length === 0) return
-    messages.notice(deleted.length === 1 ? `Deleted “${deleted[0]!.title}”.` : `Deleted ${countOf(deleted.length, 'book')}.`)
+    messages.notice(deleted.length === 1 ? `Deleted “${deleted[0]!.title}”.` : `Deleted ${countOf(deleted.length, 'book')}.`, {
+      label: 'Undo',
+      run: () => void restoreNow(deleted),
+    })
+  }
+
+  /** Brings deleted books back from the trash, a few at a time; what could not be restored is offered again. */
+  async function restoreNow(books: readonly Book[]) {
+    let said = performance.now()
+    messages.notice(`Restoring ${countOf(books.length, 'book')}…`)
+    const { done: restored, failure } = await actOnBooks(
+      (id) => api.restoreBook(id),
+      books,
+      (done) => {
+        if (performance.now() - said < PROGRESS_INTERVAL_MS) return
+        said = performance.now()
+        messages.notice(`Restored ${formatNumber(done)} of ${countOf(books.length, 'book')}…`)
+      },
+    )
+    await reload()
+    if (restored.length > 0)
+      messages.notice(restored.length === 1 ? `Restored “${restored[0]!.title}”.` : `Restored ${countOf(restored.length, 'book')}.`)
+    if (failure !== undefined) {
+      const left = books.filter((book) => !restored.includes(book))
+      messages.error(`${describeError(failure)} ${countOf(left.length, 'book')} not restored yet.`, () => void restoreNow(left))
+    }
+    // The focus was on "Undo", which is gone: it goes to the book brought back, where the person looks for it.
+    if (!view.contains(document.activeElement) || document.activeElement === view) {
+      const first = restored[0]
+      if (!first || !table.focusRow(first.id)) focusTable()
+    }
+  }
+
+  /** Says what was saved, with an "Undo" that gives the book the values it had before. */
+  function reportSaved(book: Book, etag: string | undefined) {
+    messages.notice(`Saved “${book.title}”.`, { label: 'Undo', run: () => void undoEdit(book, etag) })
+  }
+
+  /**
+   * Undoes an edit: the change before it in the book's history is the version the person edited,
+   * and `etag`, the book's after the edit, makes sure no later change is overwritten.
+   */
+  async function undoEdit(book: Book, etag: string | undefined) {
+    messages.clear()
+    const changedSince = `“${book.title}” was changed again since, so the edit was not undone. Its History shows every version.`
+    try {
+      const before = (await api.history(book.id, undefined, 2)).items[1]
+      if (before === undefined) messages.error(changedSince)
+      else {
+        const reverted = await api.revertBook(book.id, before.seq, etag)
+        replace(reverted.book)
+        messages.notice(`Undid the edit of “${book.title}”.`)
+      }
+    } catch (err) {
+      messages.error(err instanceof ApiError && err.status === 412 ? changedSince : describeError(err))
+    }
+    if (!view.contains(document.activeElement) || document.activeElement === view) {
+      if (!table.focusRow(book.id)) focusTable()
+    }
   }
 
   async function edit(book: Book) {
@@ -313,10 +376,14 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     try {
       const stored = await api.getBook(book.id)
       replace(stored.book)
+      if (!canEdit) {
+        openBookDetails(view, api, stored.book)
+        return
+      }
       openBookDialog(view, api, stored, {
-        saved: (saved) => {
+        saved: (saved, etag) => {
           replace(saved)
-          messages.notice(`Saved “${saved.title}”.`)
+          reportSaved(saved, etag)
         },
         changed: replace,
         gone: (id) => void forget(id),
@@ -332,7 +399,7 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
   async function remove(book: Book) {
     messages.clear()
     const index = pageBooks().findIndex((shown) => shown.id === book.id)
-    const { deleted, failure } = await deleteBooks(
+    const { done: deleted, failure } = await actOnBooks(
       (id) => api.deleteBook(id),
       [book],
       () => {},
@@ -344,7 +411,7 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
     await forget(book.id)
     reportDeleted(deleted)
     const neighbour = pageBooks()[index] ?? pageBooks()[index - 1]
-    if (!neighbour || !table.focusRow(neighbour.id)) addButton.focus()
+    if (!neighbour || !table.focusRow(neighbour.id)) home.focus()
   }
 
   function replace(book: Book) {
@@ -386,8 +453,9 @@ export function catalogueView(api: Api, signal: AbortSignal): HTMLElement {
   listenForShortcuts(
     {
       search: () => finder.search.focus(),
-      add: () => addButton.click(),
-      help: () => openShortcutsDialog(view),
+      add: canEdit ? () => addButton.click() : undefined,
+      undo: canEdit ? () => messages.element.querySelector<HTMLButtonElement>('.notice-action')?.click() : undefined,
+      help: () => openShortcutsDialog(view, canEdit),
     },
     signal,
   )

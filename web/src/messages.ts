@@ -7,8 +7,8 @@ export function duration(seconds: number): string {
   return `${Math.ceil(seconds / 60)} minutes`
 }
 
-/** What went wrong, in words a person can act on. */
-export function describeError(err: unknown): string {
+/** What went wrong, in words a person can act on; `notFound` says what a 404 means where it happened. */
+export function describeError(err: unknown, notFound = 'This book no longer exists: it was deleted meanwhile.'): string {
   if (err instanceof NetworkError) return 'The service cannot be reached. Check the network connection, then retry.'
   if (!(err instanceof ApiError)) return 'Something went wrong in this page. Reload it and try again.'
   const wait = err.retryAfter === undefined ? '' : ` Try again in ${duration(err.retryAfter)}.`
@@ -20,7 +20,11 @@ export function describeError(err: unknown): string {
     case 413:
       return 'The file is too large: import at most 100,000 books and 32 MiB at a time.'
     case 404:
-      return 'This book no longer exists: it was deleted meanwhile.'
+      return notFound
+    case 403:
+      return 'Your role does not allow this. An admin can give you another role.'
+    case 401:
+      return 'You are no longer signed in. Sign in again, then try once more.'
     case 400:
       return `The service refused the request: ${err.message}.`
     default:
@@ -34,8 +38,14 @@ export interface Messages {
   error(text: string, retry?: () => void): void
   /** An error followed by a list of what was wrong, such as an import's refused rows. */
   errors(text: string, items: string[]): void
-  notice(text: string): void
+  /** A notice, with a button that acts on it when `action` is given, such as "Undo". */
+  notice(text: string, action?: Action): void
   clear(): void
+}
+
+export interface Action {
+  label: string
+  run: () => void
 }
 
 /**
@@ -68,8 +78,14 @@ export function createMessages(): Messages {
       alert.replaceChildren(h('p', {}, text), h('ul', {}, ...items.map((item) => h('li', {}, item))))
       alert.classList.add('shown')
     },
-    notice(text) {
-      status.textContent = text
+    notice(text, action) {
+      if (action === undefined) {
+        status.textContent = text
+        return
+      }
+      const button = h('button', { type: 'button', class: 'notice-action' }, action.label)
+      button.addEventListener('click', action.run)
+      status.replaceChildren(`${text} `, button)
     },
     clear() {
       clearError()

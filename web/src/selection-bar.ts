@@ -4,7 +4,8 @@ import { countOf } from './numbers.ts'
 export interface SelectionBarEvents {
   selectAll: () => void
   exportSelected: () => void
-  deleteSelected: () => void
+  /** Absent for a role that may not delete: the bar then has no "Delete selected". */
+  deleteSelected?: () => void
   clear: () => void
 }
 
@@ -24,13 +25,13 @@ export function createSelectionBar(events: SelectionBarEvents): SelectionBar {
   const count = h('p', { class: 'selected-count', role: 'status' })
   const selectAll = h('button', { type: 'button' })
   const exportSelected = h('button', { type: 'button' }, 'Export selected')
-  const deleteSelected = h('button', { type: 'button', class: 'danger' }, 'Delete selected')
+  const deleteSelected = events.deleteSelected && h('button', { type: 'button', class: 'danger' }, 'Delete selected')
+  if (deleteSelected && events.deleteSelected) deleteSelected.addEventListener('click', events.deleteSelected)
   const clear = h('button', { type: 'button' }, 'Clear selection')
-  const buttons = [selectAll, exportSelected, deleteSelected, clear]
+  const buttons = [selectAll, exportSelected, ...(deleteSelected ? [deleteSelected] : []), clear]
   const element = h('div', { class: 'selection-bar', hidden: true }, count, h('div', { class: 'selection-actions' }, ...buttons))
   selectAll.addEventListener('click', events.selectAll)
   exportSelected.addEventListener('click', events.exportSelected)
-  deleteSelected.addEventListener('click', events.deleteSelected)
   clear.addEventListener('click', events.clear)
   let said = ''
 

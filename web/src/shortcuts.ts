@@ -3,16 +3,21 @@ import { openModal } from './modal.ts'
 
 export interface ShortcutActions {
   search: () => void
-  add: () => void
+  /** Absent for a role that may not add books. */
+  add: (() => void) | undefined
+  /** Absent for a role that may not change books. */
+  undo: (() => void) | undefined
   help: () => void
 }
 
-const SHORTCUTS: [keys: string[], action: string][] = [
-  [['/'], 'Go to the search'],
-  [['n'], 'Add a book'],
-  [['↑', '↓'], 'Move to the row above or below, in the table'],
-  [['Esc'], 'Close a dialog'],
-  [['?'], 'Show these shortcuts'],
+/** The keys, what they do, and whether only a role that changes books has them. */
+const SHORTCUTS: [keys: string[], action: string, editing: boolean][] = [
+  [['/'], 'Go to the search', false],
+  [['n'], 'Add a book', true],
+  [['u'], 'Undo the last deletion or edit, while its “Undo” shows', true],
+  [['↑', '↓'], 'Move to the row above or below, in the table', false],
+  [['Esc'], 'Close a dialog', false],
+  [['?'], 'Show these shortcuts', false],
 ]
 
 const NOT_TYPED = ['checkbox', 'radio', 'button', 'submit', 'reset', 'file']
@@ -37,7 +42,12 @@ export function listenForShortcuts(actions: ShortcutActions, signal: AbortSignal
     'keydown',
     (event) => {
       if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target) || document.querySelector('dialog[open]')) return
-      const action = event.key === '/' ? actions.search : event.key === 'n' ? actions.add : event.key === '?' ? actions.help : undefined
+      const action = new Map([
+        ['/', actions.search],
+        ['n', actions.add],
+        ['u', actions.undo],
+        ['?', actions.help],
+      ]).get(event.key)
       if (!action) return
       // "/" would otherwise start the browser's quick find, or be typed into the search.
       event.preventDefault()
@@ -47,8 +57,8 @@ export function listenForShortcuts(actions: ShortcutActions, signal: AbortSignal
   )
 }
 
-/** The dialog that lists the shortcuts. */
-export function openShortcutsDialog(host: HTMLElement): void {
+/** The dialog that lists the shortcuts; those that change books only for a role that may. */
+export function openShortcutsDialog(host: HTMLElement, canEdit: boolean): void {
   const headingId = uniqueId('shortcuts-heading')
   const close = h('button', { type: 'button' }, 'Close')
   const dialog = openModal(
@@ -58,7 +68,7 @@ export function openShortcutsDialog(host: HTMLElement): void {
     h(
       'dl',
       { class: 'shortcuts' },
-      ...SHORTCUTS.flatMap(([keys, action]) => [
+      ...SHORTCUTS.filter(([, , editing]) => canEdit || !editing).flatMap(([keys, action]) => [
         h('dt', {}, ...keys.flatMap((key, index) => [index > 0 ? ' ' : null, h('kbd', {}, key)])),
         h('dd', {}, action),
       ]),

@@ -455,7 +455,7 @@ describe('the catalogue page with 10,000 books', { skip, timeout: 180_000, concu
     const shortcuts = page.getByRole('dialog', { name: 'Keyboard shortcuts' })
     await shortcuts.waitFor()
     const listed = await shortcuts.locator('dt').allTextContents()
-    assert.deepEqual(listed, ['/', 'n', '↑ ↓', 'Esc', '?'])
+    assert.deepEqual(listed, ['/', 'n', 'u', '↑ ↓', 'Esc', '?'])
     await assertAccessibleEverywhere(page, 'the keyboard shortcuts', 'shortcuts')
     // A shortcut does nothing while a dialog is open.
     await page.keyboard.press('n')

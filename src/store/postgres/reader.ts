@@ -41,7 +41,7 @@ export class PostgresReader implements BookReader {
     if (!whole) {
       const { found, total } = await this.#onePage(query)
       return readPages(
-        total,
+        { total },
         { page: shape(found), done: true },
         () => Promise.reject(new Error('A page is all')),
         () => {},
@@ -107,11 +107,14 @@ export class PostgresReader implements BookReader {
     }
     try {
       await step({ text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' })
+      // The first statement takes the snapshot: the books read after it reflect exactly the
+      // changes numbered up to this one, as numbers are handed out in commit order.
+      const changeSeq = Number((await step({ text: 'SELECT last FROM change_seq' })).rows[0]!.last)
       const total = query.count === true ? Number((await step(countStatement(query.filter, postgresFind))).rows[0]!.total) : undefined
       const plan = await this.#plan(query, async (config) => (await step(config)).rows)
       const { text, values } = findStatement(query, postgresFind, { whole: true, plan })
       await step({ text: `DECLARE books_read NO SCROLL CURSOR FOR ${text}`, values })
-      return readPages(total, await fetch(), fetch, end)
+      return readPages({ total, changeSeq }, await fetch(), fetch, end)
     } catch (err) {
       failure = err as Error
       await end()

@@ -6,6 +6,7 @@ import { keyClaimOf, type KeyRow } from '../sql/idempotency-rows.ts'
 import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS, RECORD_CREATED, TAKE_SEQ } from './book-writes.ts'
 import { CHANGE_COLUMNS, changeOf, TRASH_COLUMNS, trashedBookOf, type ChangeRow, type TrashRow } from '../sql/change-rows.ts'
 import { PostgresReader } from './reader.ts'
+import { PostgresChangeSignals } from './change-signals.ts'
 import { connectWithin, runWithin } from './connections.ts'
 import { classifyPostgresError } from './errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './migrate.ts'
@@ -15,6 +16,7 @@ import {
   type BookReader,
   type BookRepository,
   type ChangeRepository,
+  type ChangeSignals,
   type IdempotencyKeyRepository,
   type LoginFailureRepository,
   type Repositories,
@@ -119,6 +121,11 @@ const CHANGES_OF_BOOK: Statement = {
     ) c ON known.known`,
 }
 const CHANGE: Statement = { name: 'book_changes_get', text: `SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq = $1` }
+const CHANGES_AFTER: Statement = {
+  name: 'book_changes_after',
+  text: `SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq > $1 ORDER BY seq LIMIT $2`,
+}
+const NEWEST_CHANGE: Statement = { name: 'change_seq_last', text: 'SELECT last FROM change_seq' }
 const TRASH_PAGE: Statement = {
   name: 'trashed_books_page',
   text: `SELECT ${TRASH_COLUMNS} FROM trashed_books WHERE deleted_seq < $1 ORDER BY deleted_seq DESC LIMIT $2`,
@@ -221,6 +228,15 @@ function changeRepository(query: Query): ChangeRepository {
     async get(seq) {
       const { rows } = await query<ChangeRow>(CHANGE, [seq])
       return rows[0] && changeOf(rows[0])
+    },
+    // Numbers are handed out in commit order (see book-writes.ts): once a change is visible, so
+    // is every change with a smaller seq, and a read from the last one seen misses none.
+    async after(after, limit) {
+      const { rows } = await query<ChangeRow>(CHANGES_AFTER, [after, limit])
+      return rows.map(changeOf)
+    },
+    async latest() {
+      return (await query<{ last: number }>(NEWEST_CHANGE, [])).rows[0]!.last
     },
   }
 }
@@ -347,6 +363,7 @@ export class PostgresStore implements Store {
   readonly loginFailures: LoginFailureRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly reader: BookReader
+  readonly changeSignals: ChangeSignals
   readonly #pool: pg.Pool
   /** Where finds run: a quarter of the connections, so that they can never take every one, nor every core of the server. */
   readonly #findPool: pg.Pool
@@ -380,6 +397,7 @@ export class PostgresStore implements Store {
     this.#pool = pool(Math.max(1, poolSize - findShare), queryTimeoutMs)
     this.#findPool = poolSize > 1 ? pool(findShare, SEARCH_DEADLINE_MS) : this.#pool
     this.reader = new PostgresReader(this.#findPool, SEARCH_DEADLINE_MS)
+    this.changeSignals = new PostgresChangeSignals({ url, connectTimeoutMs })
     const query = this.#queryOnPool()
     const lookup = lookupsPerTurn(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)
     // A write in the next batch, failed as unavailable when its answer takes longer than one query may.

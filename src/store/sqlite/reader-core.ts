@@ -15,11 +15,15 @@ export interface ReadRequest {
 /** A page as a reader gives it: rows, or the JSON text of the books' array with where it ends. */
 export type PageAnswer = { rows: FoundRow[] } | { json: string; size: number; last: Position | undefined }
 
-/** What one step of a read gives: a page, whether it was the last, and the count when asked for. */
+/**
+ * What one step of a read gives: a page, whether it was the last, the count when asked for, and,
+ * for the first step of a whole read, the newest change that its snapshot holds.
+ */
 export interface StepAnswer {
   page: PageAnswer
   done: boolean
   total?: number
+  changeSeq?: number
 }
 
 /** The step ran out of its time: the statement was stopped from inside, and the read is over. */
@@ -51,6 +55,9 @@ export interface ReaderConnections {
   /** False when every read must share `pages`, as an in-memory database's must: then no snapshot is held. */
   snapshots: boolean
 }
+
+/** The seq of the newest change, which SQLite never hands out twice (AUTOINCREMENT), or 0. */
+export const NEWEST_CHANGE = "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'book_changes'), 0) AS seq"
 
 /** The JSON text of the books of `rows`, with exactly their four members. */
 function booksJson(rows: FoundRow[]): string {
@@ -106,11 +113,15 @@ export class ReaderCore {
           finder = new SqliteFinder(db)
           db.exec('BEGIN')
         }
+        // The first read of the transaction: SQLite takes its snapshot there, so the books read
+        // after it reflect exactly the changes up to this one. Without a snapshot (an in-memory
+        // database), later pages may also reflect some changes after it.
+        const changeSeq = (db.prepare(NEWEST_CHANGE).get() as { seq: number }).seq
         const total = query.count === true ? finder.count(query.filter) : undefined
         // Without a snapshot, a statement left open would see the writes made between its steps.
         this.#open.set(id, { db, rows: shared ? { after: query.after } : finder.rows(query), request })
         opened = true
-        return { ...this.#next(id), ...(total === undefined ? {} : { total }) }
+        return { ...this.#next(id), changeSeq, ...(total === undefined ? {} : { total }) }
       } catch (err) {
         if (opened) this.close(id)
         else if (!shared) this.#connections.release(db)

@@ -48,7 +48,7 @@ class Reader implements BookReader {
       done,
     })
     return readPages(
-      count?.total ?? first.total,
+      { total: count?.total ?? first.total, changeSeq: first.changeSeq },
       step(first),
       async () => step(await runner.next(id, client)),
       () => runner.close(id),

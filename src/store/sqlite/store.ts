@@ -5,7 +5,7 @@ import { keyClaimOf, type KeyRow } from '../sql/idempotency-rows.ts'
 import { loadMigrations } from '../migrations.ts'
 import { createPrivateDatabaseFile } from './private-files.ts'
 import { classifySqliteError } from './errors.ts'
-import { ReaderCore } from './reader-core.ts'
+import { NEWEST_CHANGE, ReaderCore } from './reader-core.ts'
 import { inProcessReader, workerReaders, type Reader } from './readers.ts'
 import { SqliteSearchIndex } from './search-index.ts'
 import {
@@ -151,6 +151,8 @@ function prepareStatements(db: DatabaseSync) {
     changesOfBook: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE book_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
     known: db.prepare('SELECT EXISTS (SELECT 1 FROM books WHERE id = ?1) OR EXISTS (SELECT 1 FROM trashed_books WHERE id = ?1) AS known'),
     change: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq = ?`),
+    changesAfter: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq > ? ORDER BY seq LIMIT ?`),
+    newestChange: db.prepare(NEWEST_CHANGE),
     trashPage: db.prepare(`SELECT ${TRASH_COLUMNS} FROM trashed_books WHERE deleted_seq < ? ORDER BY deleted_seq DESC LIMIT ?`),
     expired: db.prepare('SELECT id FROM trashed_books WHERE deleted_at <= ? ORDER BY deleted_at LIMIT ?'),
     bumpAccounts: db.prepare('UPDATE accounts_version SET version = version + 1 RETURNING version'),
@@ -368,6 +370,9 @@ function changeRepository(run: Executor): ChangeRepository {
         const row = sql.change.get(seq) as ChangeRow | undefined
         return row && changeOf(row)
       }),
+    // One writer at a time numbers the changes as it commits them, so a reader sees them in order.
+    after: (after, limit) => run.read((sql) => (sql.changesAfter.all(after, limit) as unknown as ChangeRow[]).map(changeOf)),
+    latest: () => run.read((sql) => (sql.newestChange.get() as { seq: number }).seq),
   }
 }
 

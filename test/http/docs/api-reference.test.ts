@@ -14,6 +14,7 @@ const OPERATIONS = [
   "A book's history",
   'The trash',
   'Restore a book from the trash',
+  'The changes of every book, oldest first',
 ]
 
 describe('GET /docs', () => {

@@ -97,6 +97,7 @@ describe('GET /openapi.json', () => {
       '/book/{id}/restore': ['post'],
       '/book/{id}/revert': ['post'],
       '/books/trash/{id}': ['delete'],
+      '/books/changes': ['get'],
       '/token/refresh': ['post'],
       '/users': ['get', 'post'],
       '/user/{username}': ['delete', 'get', 'put'],
@@ -134,7 +135,9 @@ describe('GET /openapi.json', () => {
     }
     assert.deepEqual(headersOf('getBook', '200'), ['ETag'])
     assert.deepEqual(headersOf('updateBook', '200'), ['ETag'])
-    assert.deepEqual(headersOf('listBooks', '200'), ['Link', 'X-Total-Count'])
+    assert.deepEqual(headersOf('listBooks', '200'), ['Link', 'X-Total-Count', 'X-Change-Seq'])
+    assert.deepEqual(headersOf('exportBooks', '200'), ['X-Change-Seq'])
+    assert.deepEqual(headersOf('listChanges', '200'), ['Link'])
     assert.deepEqual(headersOf('readiness', '503'), ['Retry-After'])
     assert.deepEqual(headersOf('deleteBook', '503'), ['Retry-After'])
     const parameters = (operations.get('updateBook') as unknown as { parameters: { in: string; name: string }[] }).parameters
@@ -231,6 +234,9 @@ describe('GET /openapi.json', () => {
       ['importBooks', { method: 'POST', url: '/books/import', payload: 'title,author\n' }],
       ['importBooks', { method: 'POST', url: '/books/import', payload: 'x', headers: { 'content-type': 'text/plain' } }],
       ['exportBooks', { method: 'GET', url: '/books/export?format=pdf' }],
+      ['listChanges', { method: 'GET', url: '/books/changes?since=latest' }],
+      ['listChanges', { method: 'GET', url: '/books/changes?since=x' }],
+      ['listChanges', { method: 'GET', url: '/books/changes', headers: { authorization: '' } }],
     ]
     for (const [id, request] of cases) {
       const res = await app.inject(withToken(token, request))

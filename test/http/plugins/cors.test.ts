@@ -25,15 +25,26 @@ describe('CORS', () => {
 
   it('answers a preflight from a listed origin on every route, before any token check', async () => {
     const app = await buildTestApp({ corsOrigins: [ORIGIN] })
-    for (const url of ['/book/1', '/books', '/book', '/token']) {
+    for (const url of ['/book/1', '/books', '/book', '/token', '/books/changes']) {
       const res = await app.inject(preflight(url, ORIGIN))
       assert.equal(res.statusCode, 204, url)
       assert.equal(res.headers['access-control-allow-origin'], ORIGIN)
       assert.match(String(res.headers['access-control-allow-methods']), /PUT/)
       assert.match(String(res.headers['access-control-allow-headers']), /Authorization/)
       assert.match(String(res.headers['access-control-allow-headers']), /If-Match/)
+      // A page that resumes the changes where it left off says so.
+      assert.match(String(res.headers['access-control-allow-headers']), /Last-Event-ID/)
       assert.equal(res.headers['x-content-type-options'], 'nosniff')
     }
+    await app.close()
+  })
+
+  it('lets a listed origin read the seq of a snapshot, to follow the changes from there', async () => {
+    const app = await buildTestApp({ corsOrigins: [ORIGIN] })
+    const token = await issueToken(app)
+    const res = await app.inject(withToken(token, { method: 'GET', url: '/books', headers: { origin: ORIGIN } }))
+    assert.equal(res.headers['x-change-seq'], '0')
+    assert.match(String(res.headers['access-control-expose-headers']), /X-Change-Seq/)
     await app.close()
   })
 

@@ -72,6 +72,17 @@ describe('answers given before the body arrived', { concurrency: true }, () => {
       head: (token) => `PUT /book/999 HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\n`,
     },
     {
+      name: 'a change stream without a token (401)',
+      status: 401,
+      head: () => 'GET /books/changes HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n',
+    },
+    {
+      name: 'a change stream resumed after a Last-Event-ID that is not a seq (400)',
+      status: 400,
+      head: (token) =>
+        `GET /books/changes HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nLast-Event-ID: x\r\nAuthorization: ${token}\r\n`,
+    },
+    {
       name: 'a login from a page of another site (403)',
       status: 403,
       head: () => 'POST /token HTTP/1.1\r\nHost: x\r\nOrigin: https://evil.example\r\n',

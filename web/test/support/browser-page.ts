@@ -99,7 +99,8 @@ export async function openPage(
   // The API's errors are part of the flows; anything else that fails (an asset, an icon) is not.
   page.on('response', (response) => {
     const { pathname } = new URL(response.url())
-    if (response.status() >= 400 && !/^\/(token|books?)(\/|$)/.test(pathname)) problems.push(`${response.status()} for ${pathname}`)
+    if (response.status() >= 400 && !/^\/(token|books?|users?|keys?)(\/|$)/.test(pathname))
+      problems.push(`${response.status()} for ${pathname}`)
   })
   page.on('dialog', (dialog) => problems.push(`a native ${dialog.type()} dialog opened: ${dialog.message()}`))
   await context.route('**/*', (route) => {
@@ -117,15 +118,28 @@ export async function openPage(
   return page
 }
 
-export async function signIn(page: Page, password = TEST_PASSWORD): Promise<void> {
-  await page.getByLabel('Username').fill(TEST_USERNAME)
+export async function signIn(page: Page, password = TEST_PASSWORD, username = TEST_USERNAME): Promise<void> {
+  await page.getByLabel('Username').fill(username)
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
 }
 
-export async function signedIn(page: Page): Promise<void> {
-  await signIn(page)
+/** Signs in, as the configured admin unless a stored user's name and password are given. */
+export async function signedIn(page: Page, user?: { username: string; password: string }): Promise<void> {
+  await signIn(page, user?.password, user?.username)
   await page.getByRole('button', { name: 'Sign out' }).waitFor()
+}
+
+/** A user stored in the service, added by the configured admin: its name and password, to sign in with. */
+export async function addUser(
+  service: ListeningService,
+  username: string,
+  role: 'reader' | 'editor' | 'admin',
+): Promise<{ username: string; password: string }> {
+  const password = 'amber lanterns over a quiet harbour'
+  const answer = await call(service, 'POST', '/users', { token: await login(service), body: { username, password, role } })
+  assert.equal(answer.status, 201)
+  return { username, password }
 }
 
 /** A service holding `books`, and its page signed in and showing them, `first` among them. */

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ApiError, type Book } from '../src/api.ts'
-import { deleteBooks } from '../src/delete-books.ts'
+import { actOnBooks } from '../src/book-batch.ts'
 
 const books = Array.from({ length: 20 }, (_, n): Book => ({ id: n + 1, title: `Book ${n + 1}`, author: 'A', year: 2000 }))
 const tick = () => new Promise((resolve) => setTimeout(resolve, 1))
 
-describe('deleting several books', () => {
-  it('deletes each, a few at a time, and says how many are done', async () => {
+describe('acting on several books', () => {
+  it('acts on each, a few at a time, and says how many are done', async () => {
     let running = 0
     let most = 0
     const asked: number[] = []
     const progress: number[] = []
-    const result = await deleteBooks(
+    const result = await actOnBooks(
       async (id) => {
         asked.push(id)
         most = Math.max(most, ++running)
@@ -27,9 +27,9 @@ describe('deleting several books', () => {
       books.map(({ id }) => id),
     )
     assert.equal(most, 4)
-    assert.deepEqual(result, { deleted: result.deleted, failure: undefined })
+    assert.deepEqual(result, { done: result.done, failure: undefined })
     assert.deepEqual(
-      result.deleted.map(({ id }) => id).toSorted((a, b) => a - b),
+      result.done.map(({ id }) => id).toSorted((a, b) => a - b),
       books.map(({ id }) => id),
     )
     assert.deepEqual(
@@ -38,22 +38,22 @@ describe('deleting several books', () => {
     )
   })
 
-  it('counts a book someone else deleted already as deleted', async () => {
-    const result = await deleteBooks(
+  it('counts a book someone else deleted or restored already as done', async () => {
+    const result = await actOnBooks(
       async (id) => {
         if (id === 2) throw new ApiError(404, 'Book not found', undefined)
       },
       books.slice(0, 3),
       () => {},
     )
-    assert.equal(result.deleted.length, 3)
+    assert.equal(result.done.length, 3)
     assert.equal(result.failure, undefined)
   })
 
   it('stops at the first refusal, leaving the rest as they were', async () => {
     const unavailable = new ApiError(503, 'Service unavailable', 5)
     const asked: number[] = []
-    const result = await deleteBooks(
+    const result = await actOnBooks(
       async (id) => {
         asked.push(id)
         await tick()
@@ -64,7 +64,7 @@ describe('deleting several books', () => {
     )
     assert.equal(result.failure, unavailable)
     assert.deepEqual(
-      result.deleted.map(({ id }) => id).toSorted((a, b) => a - b),
+      result.done.map(({ id }) => id).toSorted((a, b) => a - b),
       [1, 2, 3, 4, 5],
     )
     assert.ok(asked.length < 10, `asked ${asked.length} times after the store refused`)

@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { PasswordHasher } from '../../src/auth/passwords.ts'
+
+const busy = { statusCode: 503, message: 'Service unavailable', headers: { 'retry-after': '1' } }
+
+test('a hash verifies its own password and no other', async () => {
+  const hasher = new PasswordHasher()
+  const stored = await hasher.hash('a quiet harbour at dawn')
+  assert.match(stored, /^scrypt\$16384\$8\$5\$/)
+  assert.equal(await hasher.verify('a quiet harbour at dawn', stored), true)
+  assert.equal(await hasher.verify('a quiet harbour at dusk', stored), false)
+  assert.equal(await hasher.decoy('a quiet harbour at dawn'), false)
+})
+
+test('beyond the hashes that may wait, one more is refused at once', async () => {
+  const hasher = new PasswordHasher({ lanes: 1, queue: 2, maxWaitMs: 60_000 })
+  const admitted = [1, 2, 3].map((i) => hasher.hash(`password number ${i}`))
+  // One running, two waiting: the fourth is refused before any of them ends.
+  await assert.rejects(hasher.hash('password number 4'), busy)
+  await Promise.all(admitted)
+})
+
+test('a hash that would wait longer than allowed, judged by how long hashes take, is refused at once', async () => {
+  const hasher = new PasswordHasher({ lanes: 1, queue: 64, maxWaitMs: 1 })
+  await hasher.hash('the first is timed')
+  const running = hasher.hash('this one takes the lane')
+  await assert.rejects(hasher.hash('this one would wait a whole hash'), busy)
+  await running
+  // With the lane free again, a hash runs however long hashes take.
+  await hasher.hash('and this one runs')
+})
