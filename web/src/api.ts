@@ -201,9 +201,15 @@ export function createApi({ token, onTokenRefused }: ApiOptions) {
   async function sendOnce(
     method: string,
     path: string,
-    { body, contentType, ifMatch, signal }: { body?: BodyInit; contentType?: string; ifMatch?: string; signal?: AbortSignal } = {},
+    {
+      body,
+      contentType,
+      ifMatch,
+      signal,
+      accept = 'application/json',
+    }: { body?: BodyInit; contentType?: string; ifMatch?: string; signal?: AbortSignal; accept?: string } = {},
   ): Promise<Response> {
-    const headers: Record<string, string> = { accept: 'application/json' }
+    const headers: Record<string, string> = { accept }
     const current = token()
     if (current !== undefined && path !== '/token') headers.authorization = current
     if (contentType !== undefined) headers['content-type'] = contentType
@@ -407,6 +413,22 @@ export function createApi({ token, onTokenRefused }: ApiOptions) {
       if (choices.skipDuplicates) query.set('duplicates', 'skip')
       const search = query.size > 0 ? `?${query.toString()}` : ''
       return upload<ImportedBooks>(`/books/import${search}`, file, options)
+    },
+
+    /** The seq of the newest change of the catalogue: the changes after it are still to come. */
+    async newestChange(signal?: AbortSignal): Promise<number> {
+      const { headers } = await call<unknown[]>('GET', '/books/changes?since=latest', { signal })
+      return Number(/[?&]since=(\d+)/.exec(nextLink(headers.get('link')) ?? '')?.[1] ?? 0)
+    },
+
+    /**
+     * The changes after `seq`, as they happen: Server-Sent Events, read as they come from the
+     * response's body. A reading in the background: a refused token is its caller's to wait out,
+     * while the session is renewed or the person signs in again for what they do, not a reason to
+     * ask for the password.
+     */
+    changeStream(seq: number, signal: AbortSignal): Promise<Response> {
+      return sendOnce('GET', `/books/changes?since=${seq}`, { signal, accept: 'text/event-stream' })
     },
 
     /** The export file, read whole: a link to the route itself could not send the token. */
