@@ -27,8 +27,8 @@ export const LISTED_DUPLICATES = 100
  * Finds the rows of an import that repeat a book: one whose title and author, folded as search
  * folds them, and year equal those of a stored book, or of an earlier row that is not itself a
  * duplicate. Stored books are looked up a thousand rows at a time through the store's index of
- * folded titles; the earlier rows are remembered by a digest of their folded members, 16 bytes
- * each, so that 100,000 rows take a few megabytes whatever their length. Rows go in in file order.
+ * folded titles; the earlier rows are remembered by a digest of their folded members, 22
+ * characters each, so that 100,000 rows take a few megabytes whatever their length. Rows go in in file order.
  */
 export class DuplicateFinder {
   /** The first LISTED_DUPLICATES duplicates, in row order. */
