@@ -90,7 +90,8 @@ export const ListQuery = Type.Object({
     Type.String({
       pattern: PATTERNS.sort,
       description:
-        'A comma list of `id`, `title`, `author`, `year`, each once, `-` in front for descending. Text sorts with case and accents ignored; ties go by id. Default: relevance with `q`, else id',
+        'A comma list of `id`, `title`, `author`, `year`, each once, `-` in front for descending. Text sorts with case and accents ignored, ' +
+        'and `title` files a leading "The", "A" or "An" after the rest ("The Hobbit" under H); ties go by id. Default: relevance with `q`, else id',
       examples: ['-year,title'],
     }),
   ),

@@ -27,6 +27,8 @@ export interface PasswordHasherOptions {
    * request timeout, has given up on it.
    */
   maxWaitMs?: number
+  /** Hashes that may always wait, however slow hashes are: a handful of people signing in at once is never refused. */
+  alwaysQueue?: number
 }
 
 /**
@@ -37,6 +39,7 @@ export class PasswordHasher {
   readonly #lanes: number
   readonly #queue: number
   readonly #maxWaitMs: number
+  readonly #alwaysQueue: number
   /** A moving average of how long a hash took, in ms; 0 until one has been timed. */
   #meanMs = 0
   #running = 0
@@ -44,10 +47,11 @@ export class PasswordHasher {
   /** A hash no password matches, checked against when there is no user, so that the refusal takes as long. */
   #decoy: Promise<string> | undefined
 
-  constructor({ lanes = 1, queue = 64, maxWaitMs = 15_000 }: PasswordHasherOptions = {}) {
+  constructor({ lanes = 1, queue = 64, maxWaitMs = 15_000, alwaysQueue = 16 }: PasswordHasherOptions = {}) {
     this.#lanes = lanes
     this.#queue = queue
     this.#maxWaitMs = maxWaitMs
+    this.#alwaysQueue = alwaysQueue
   }
 
   /** `scrypt$N$r$p$salt$key`, salt and key in base64url: the parameters travel with each hash. */
@@ -78,8 +82,9 @@ export class PasswordHasher {
 
   async #inLane<T>(work: () => Promise<T>): Promise<T> {
     if (this.#running >= this.#lanes) {
-      const expectedWaitMs = ((this.#waiting.length + 1) * this.#meanMs) / this.#lanes
-      if (this.#waiting.length >= this.#queue || expectedWaitMs > this.#maxWaitMs) throw new Busy()
+      const waiting = this.#waiting.length
+      const tooLong = waiting >= this.#alwaysQueue && ((waiting + 1) * this.#meanMs) / this.#lanes > this.#maxWaitMs
+      if (waiting >= this.#queue || tooLong) throw new Busy()
       await new Promise<void>((resolve) => this.#waiting.push(resolve))
     } else this.#running++
     const started = performance.now()

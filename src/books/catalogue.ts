@@ -2,7 +2,14 @@ import type { Principal } from '../auth/principal.ts'
 import type { Repositories, Store } from '../store/store.ts'
 import type { BookChanges, NewBook, StoredBook } from './book.ts'
 import type { Change, TrashedBook } from './change.ts'
+import { DuplicateFinder, type Duplicate, type ImportBatch } from './duplicates.ts'
 import { BookNotFound, InvalidInput, PreconditionFailed } from './errors.ts'
+
+/** What an import stored: the new ids in row order, and the first duplicates it left out. */
+export interface ImportedBooks {
+  ids: number[]
+  duplicates: Duplicate[]
+}
 
 /**
  * Something a write records in its own transaction, so that it commits exactly when the write
@@ -127,24 +134,46 @@ export class Catalogue {
   }
 
   /**
-   * Stores every book of `batches`, in order, all or none, with `receipt` in the same transaction;
-   * answers their new ids. `between` runs between batches, inside the transaction: an import
-   * lets other requests through there.
+   * Finds the rows of an import that repeat a stored book or an earlier row, outside any
+   * transaction: what a dry run lists. Give it the rows in file order, then end it.
+   */
+  duplicatesOf(): DuplicateFinder {
+    return new DuplicateFinder((books) => this.#store.books.sameAs(books))
+  }
+
+  /**
+   * Stores every book of the batches `read` gives, in order, all or none, with `receipt` in the
+   * same transaction; answers their new ids. With `skipDuplicates`, the rows that repeat a stored
+   * book or an earlier row are found first, all of them before any book is stored (so that the
+   * books of this import are never taken for stored ones), and left out: `read` is then called
+   * twice. `between` runs between batches, inside the transaction: an import lets other
+   * requests through there.
    */
   importBooks(
     { actor }: Principal,
-    batches: AsyncIterable<NewBook[]>,
+    read: () => AsyncIterable<ImportBatch>,
+    { skipDuplicates }: { skipDuplicates: boolean },
     between: () => Promise<void>,
-    receipt?: Receipt<number[]>,
-  ): Promise<number[]> {
+    receipt?: Receipt<ImportedBooks>,
+  ): Promise<ImportedBooks> {
     return this.#store.transaction(async (repositories) => {
+      const duplicates = new DuplicateFinder((books) => repositories.books.sameAs(books))
+      if (skipDuplicates) {
+        for await (const batch of read()) {
+          await duplicates.add(batch)
+          await between()
+        }
+        await duplicates.end()
+      }
       const ids: number[] = []
-      for await (const batch of batches) {
-        ids.push(...(await repositories.books.createMany(actor, batch)))
+      for await (const { rows, books } of read()) {
+        const kept = duplicates.rows.size === 0 ? books : books.filter((_, i) => !duplicates.rows.has(rows[i]!))
+        if (kept.length > 0) ids.push(...(await repositories.books.createMany(actor, kept)))
         await between()
       }
-      await receipt?.(repositories, ids)
-      return ids
+      const imported = { ids, duplicates: duplicates.listed }
+      await receipt?.(repositories, imported)
+      return imported
     })
   }
 }

@@ -1,4 +1,5 @@
 import type { NewBook } from '../books/book.ts'
+import type { ImportBatch } from '../books/duplicates.ts'
 import { checkBook } from './book-check.ts'
 import { bodyText, type TextEncoding } from './body-text.ts'
 import { csvRecords } from './csv-records.ts'
@@ -45,10 +46,7 @@ export interface ReadOptions {
  * Checked books and the row each came from, counted from 1: the rows let a later step say which
  * rows it left out (a duplicate, say), since skipped rows leave gaps.
  */
-export interface CheckedBatch {
-  rows: number[]
-  books: NewBook[]
-}
+export type CheckedBatch = ImportBatch
 
 const READERS: Record<ImportFormat, (text: AsyncIterable<string>, columns: ColumnChoice | undefined) => AsyncGenerator<ImportRecord[]>> = {
   json: jsonArrayRecords,

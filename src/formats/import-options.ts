@@ -6,6 +6,8 @@ export interface ImportOptions {
   dryRun: boolean
   /** Store the valid rows and list the invalid ones, instead of all or nothing. */
   skipInvalid: boolean
+  /** Leave out the rows that repeat a stored book or an earlier row, and list them. */
+  skipDuplicates: boolean
   columns: ColumnChoice | undefined
 }
 
@@ -27,11 +29,11 @@ function columnChoice(value: string): ColumnChoice | string {
   return choice
 }
 
-const PARAMETERS = ['dry_run', 'invalid', 'columns'] as const
+const PARAMETERS = ['dry_run', 'invalid', 'duplicates', 'columns'] as const
 
 /**
  * The options of `POST /books/import` from its query string: `dry_run=true|false`,
- * `invalid=skip` and `columns=`. Other parameters are left to whoever reads them.
+ * `invalid=skip`, `duplicates=skip` and `columns=`. Other parameters are left to whoever reads them.
  */
 export function importOptionsOf(query: Record<string, unknown>): ImportOptionsResult {
   const given = {} as Record<(typeof PARAMETERS)[number], string | undefined>
@@ -41,10 +43,14 @@ export function importOptionsOf(query: Record<string, unknown>): ImportOptionsRe
     if (value !== undefined && typeof value !== 'string') return { ok: false, message: `${name}= is given more than once` }
     given[name] = value
   }
-  const { dry_run: dryRun, invalid, columns } = given
+  const { dry_run: dryRun, invalid, duplicates, columns } = given
   if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false') return { ok: false, message: 'dry_run= takes true or false' }
   if (invalid !== undefined && invalid !== 'skip') return { ok: false, message: 'invalid= takes skip' }
+  if (duplicates !== undefined && duplicates !== 'skip') return { ok: false, message: 'duplicates= takes skip' }
   const choice = columns === undefined ? undefined : columnChoice(columns)
   if (typeof choice === 'string') return { ok: false, message: choice }
-  return { ok: true, options: { dryRun: dryRun === 'true', skipInvalid: invalid === 'skip', columns: choice } }
+  return {
+    ok: true,
+    options: { dryRun: dryRun === 'true', skipInvalid: invalid === 'skip', skipDuplicates: duplicates === 'skip', columns: choice },
+  }
 }

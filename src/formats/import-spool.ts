@@ -77,7 +77,7 @@ export class ImportSpool {
     }
   }
 
-  /** The batches in the order they were written, with the rows their books came from. */
+  /** The batches in the order they were written, with the rows their books came from; from the start each time. */
   async *batches(): AsyncGenerator<CheckedBatch> {
     this.#out.end()
     await finished(this.#out).catch((err: Error) => {

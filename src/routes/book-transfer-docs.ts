@@ -63,6 +63,13 @@ export const ImportQuery = Type.Object({
       description: '`skip`: store the valid rows and list the invalid ones, instead of storing nothing when any is invalid',
     }),
   ),
+  duplicates: Type.Optional(
+    Type.Literal('skip', {
+      description:
+        '`skip`: leave out the rows whose title and author (case and accents ignored) and year equal those of a stored book or of an ' +
+        'earlier row, and list them; books in the trash do not count. Without it every row is stored',
+    }),
+  ),
   columns: Type.Optional(
     Type.String({
       description:
@@ -86,19 +93,32 @@ const RowErrors = Type.Array(RowError, { description: 'At most the first 100 err
 
 export const ImportErrors = Type.Object({ errors: RowErrors })
 
+const Duplicate = Type.Object({
+  row: Type.Integer({ description: 'The row that repeats a book, counted from 1' }),
+  id: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The stored book it repeats; null when it repeats an earlier row of the file instead',
+  }),
+})
+
 export const ImportedBooks = Type.Object({
   imported: Type.Integer({ description: 'How many books were stored' }),
   ids: Type.Array(Type.Integer(), { description: 'The new ids, in row order' }),
   errors: Type.Optional(Type.Array(RowError, { description: 'With `invalid=skip`: the rows left out, at most the first 100' })),
+  duplicates: Type.Optional(
+    Type.Array(Duplicate, { description: 'With `duplicates=skip`: the rows left out as duplicates, at most the first 100' }),
+  ),
 })
 
 export const CheckedImport = Type.Object({
   importable: Type.Integer({
-    description: 'How many rows pass the rules of a book: all of them are stored when `errors` is empty, or with `invalid=skip`',
+    description:
+      'How many rows pass the rules of a book, duplicates included: all of them are stored when `errors` is empty, or with `invalid=skip`',
   }),
   errors: RowErrors,
-  duplicates: Type.Array(Type.Object({ row: Type.Integer(), id: Type.Union([Type.Integer(), Type.Null()]) }), {
-    description: 'Rows that repeat a stored book or an earlier row',
+  duplicates: Type.Array(Duplicate, {
+    description:
+      'Rows that repeat a stored book (title and author with case and accents ignored, and year) or an earlier row, whether or not ' +
+      '`duplicates=skip` is given: at most the first 100',
   }),
   preview: Type.Array(NewBook, { description: 'The first 20 books that pass, as they would be stored' }),
 })
@@ -122,10 +142,26 @@ export const importAnswers = {
     },
   }),
   201: Envelope(ImportedBooks, {
-    description: 'Every book was stored (with `invalid=skip`, every valid one, and `errors` lists the others), in one transaction',
+    description:
+      'Every book was stored (with `invalid=skip`, every valid one, and `errors` lists the others; with `duplicates=skip`, every one ' +
+      'that repeats no book, and `duplicates` lists the others), in one transaction',
     'x-examples': {
       'Books imported successfully': {
         value: { status: 201, message: 'Books imported successfully', data: { imported: 2, ids: [41, 42] } },
+      },
+      'duplicates skipped': {
+        value: {
+          status: 201,
+          message: 'Books imported successfully',
+          data: {
+            imported: 1,
+            ids: [43],
+            duplicates: [
+              { row: 1, id: 41 },
+              { row: 3, id: null },
+            ],
+          },
+        },
       },
     },
   }),

@@ -13,7 +13,7 @@ import { envelope } from '../http/envelope.ts'
 import { Refusal } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { failures, IdempotencyKeyHeader, idempotencyFailures, ListQuery } from '../schemas.ts'
-import type { Catalogue } from '../books/catalogue.ts'
+import type { Catalogue, ImportedBooks } from '../books/catalogue.ts'
 import { InvalidInput } from '../books/errors.ts'
 import type { BookReader } from '../store/store.ts'
 import type { Book } from '../books/book.ts'
@@ -94,7 +94,8 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
         summary: 'Import books from a CSV, TSV, NDJSON or JSON file, all or nothing unless told otherwise',
         description:
           'Every row follows the rules of `POST /book`; when any row breaks them, nothing is stored and the answer lists the first 100 errors ' +
-          '(`invalid=skip` stores the others). `dry_run=true` checks the file and stores nothing. The export files of Goodreads, ' +
+          '(`invalid=skip` stores the others). `duplicates=skip` leaves out the rows that repeat a stored book or an earlier row. ' +
+          '`dry_run=true` checks the file, lists its duplicates, and stores nothing. The export files of Goodreads, ' +
           'The StoryGraph, LibraryThing, Calibre, Open Library and goodbooks-10k are read by their own column names. ' +
           'At most 100,000 books and 32 MiB.',
         operationId: 'importBooks',
@@ -124,19 +125,24 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
       }
       const asked = importOptionsOf(request.query)
       if (!asked.ok) return refuse(reply, [{ message: asked.message }])
-      const { dryRun, skipInvalid, columns } = asked.options
+      const { dryRun, skipInvalid, skipDuplicates, columns } = asked.options
       const length = Number(request.headers['content-length'])
       if (length > IMPORT_LIMITS.maxBytes) throw tooLarge()
       // An empty body reaches no parser: it reads as a stream with nothing in it.
       const body = (request.body as AsyncIterable<Uint8Array> | undefined) ?? noBytes()
 
       const reader = new BookImport(body, { ...declared, columns, keepValid: dryRun || skipInvalid })
-      // A dry run stores nothing, so it keeps nothing.
+      // A dry run stores nothing, so it keeps nothing: it looks for duplicates as the rows come.
       const spool = dryRun ? undefined : await ImportSpool.create()
+      const duplicates = dryRun ? catalogue.duplicatesOf() : undefined
       try {
         try {
           // Read and checked in full before the transaction opens: a slow client never holds the store.
-          for await (const batch of reader.checkedBatches()) await spool?.write(batch)
+          for await (const batch of reader.checkedBatches()) {
+            await spool?.write(batch)
+            await duplicates?.add(batch)
+          }
+          await duplicates?.end()
         } catch (err) {
           if (err instanceof ImportTooLargeError) throw tooLarge()
           throw err
@@ -144,12 +150,16 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
         if (reader.unreadable || (reader.errors.length > 0 && !dryRun && !skipInvalid)) return refuse(reply, reader.errors)
         if (spool === undefined) {
           const { importable, errors, preview } = reader
-          return reply.code(200).send(envelope(200, 'Import checked successfully', { importable, errors, duplicates: [], preview }))
+          const checked = { importable, errors, duplicates: duplicates?.listed ?? [], preview }
+          return reply.code(200).send(envelope(200, 'Import checked successfully', checked))
         }
-        const answerFor = (ids: number[]) => {
-          const imported = { imported: ids.length, ids }
-          return envelope(201, 'Books imported successfully', skipInvalid ? { ...imported, errors: reader.errors } : imported)
-        }
+        const answerFor = ({ ids, duplicates: repeated }: ImportedBooks) =>
+          envelope(201, 'Books imported successfully', {
+            imported: ids.length,
+            ids,
+            ...(skipInvalid && { errors: reader.errors }),
+            ...(skipDuplicates && { duplicates: repeated }),
+          })
         let turnStarted = performance.now()
         const between = async () => {
           if (performance.now() - turnStarted < IMPORT_TURN_MS) return
@@ -157,17 +167,16 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
           turnStarted = performance.now()
         }
         const claim = request.idempotency
-        const ids = await catalogue.importBooks(
+        const imported = await catalogue.importBooks(
           request.principal,
-          (async function* () {
-            for await (const { books } of spool.batches()) yield books
-          })(),
+          () => spool.batches(),
+          { skipDuplicates },
           between,
           claim &&
             ((repositories, stored) => claim.record(repositories, { status: 201, headers: {}, body: JSON.stringify(answerFor(stored)) })),
         )
-        metrics.countImportedBooks(ids.length)
-        return reply.code(201).send(answerFor(ids))
+        metrics.countImportedBooks(imported.ids.length)
+        return reply.code(201).send(answerFor(imported))
       } finally {
         await spool?.remove()
       }

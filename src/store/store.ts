@@ -18,6 +18,12 @@ export interface BookRepository {
   createMany(actor: string, books: NewBook[]): Promise<number[]>
   get(id: number): Promise<StoredBook | undefined>
   /**
+   * For each of `books`, the smallest id of a stored book with the same title and author, folded
+   * as search folds them (see books/folding.ts), and the same year; undefined where there is none.
+   * Books in the trash are not stored books. Found through the index of the folded titles.
+   */
+  sameAs(books: NewBook[]): Promise<(number | undefined)[]>
+  /**
    * Applies `changes` when the book exists and, if `expectedRevisions` is given,
    * its revision is one of them; in one atomic step.
    */

@@ -21,8 +21,15 @@ test('beyond the hashes that may wait, one more is refused at once', async () =>
   await Promise.all(admitted)
 })
 
+test('a few hashes always wait their turn, however slow hashes are', async () => {
+  const hasher = new PasswordHasher({ lanes: 1, queue: 64, maxWaitMs: 1, alwaysQueue: 2 })
+  await hasher.hash('the first is timed')
+  await Promise.all([1, 2, 3].map((i) => hasher.hash(`password number ${i}`)))
+  await assert.rejects(Promise.all([1, 2, 3, 4].map((i) => hasher.hash(`password number ${i}`))), busy)
+})
+
 test('a hash that would wait longer than allowed, judged by how long hashes take, is refused at once', async () => {
-  const hasher = new PasswordHasher({ lanes: 1, queue: 64, maxWaitMs: 1 })
+  const hasher = new PasswordHasher({ lanes: 1, queue: 64, maxWaitMs: 1, alwaysQueue: 0 })
   await hasher.hash('the first is timed')
   const running = hasher.hash('this one takes the lane')
   await assert.rejects(hasher.hash('this one would wait a whole hash'), busy)

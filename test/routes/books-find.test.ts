@@ -5,7 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Store } from '../../src/store/store.ts'
 import type { Book, NewBook } from '../../src/books/book.ts'
 import { buildTestApp, issueToken, searchEngines, withToken } from '../helpers.ts'
-import { compareFolded, expectedIds, type ModelQuery } from '../support/book-search-model.ts'
+import { compareFolded, compareTitles, expectedIds, type ModelQuery } from '../support/book-search-model.ts'
 
 interface ListBody {
   status: number
@@ -231,13 +231,13 @@ for (const engine of searchEngines) {
       const orders: Record<string, (a: Book, b: Book) => number> = {
         id: byId,
         '-id': (a, b) => b.id - a.id,
-        title: (a, b) => compareFolded(a.title, b.title) || byId(a, b),
-        '-title': (a, b) => compareFolded(b.title, a.title) || byId(a, b),
+        title: (a, b) => compareTitles(a.title, b.title) || byId(a, b),
+        '-title': (a, b) => compareTitles(b.title, a.title) || byId(a, b),
         author: (a, b) => compareFolded(a.author, b.author) || byId(a, b),
         '-author': (a, b) => compareFolded(b.author, a.author) || byId(a, b),
         year: (a, b) => a.year - b.year || byId(a, b),
         '-year': (a, b) => b.year - a.year || byId(a, b),
-        '-year,title': (a, b) => b.year - a.year || compareFolded(a.title, b.title) || byId(a, b),
+        '-year,title': (a, b) => b.year - a.year || compareTitles(a.title, b.title) || byId(a, b),
         'author,-year': (a, b) => compareFolded(a.author, b.author) || b.year - a.year || byId(a, b),
       }
       for (const [sort, compare] of Object.entries(orders)) {
@@ -261,6 +261,114 @@ for (const engine of searchEngines) {
       test('overrides relevance when given with q', async () => {
         assert.deepEqual(await titles({ q: 'dune', sort: 'title' }), ['Children of Dune', 'Dune', 'Dune Messiah'])
         assert.deepEqual(await titles({ q: 'dune', sort: '-year' }), ['Children of Dune', 'Dune Messiah', 'Dune'])
+      })
+
+      describe('title files a leading article after the rest', () => {
+        const author = 'Filing Clerk'
+        const filed: Book[] = []
+        // In the order they are created, which breaks ties.
+        const TITLES = [
+          'The Hobbit',
+          'Ivanhoe',
+          'Harry Potter and the Goblet of Fire',
+          'A Tale of Two Cities',
+          'An Instance of the Fingerpost',
+          'Theory of Everything',
+          'the name of the rose',
+          'the hobbit',
+          'THE ÉCLAIR',
+          'Anthem',
+          'A',
+          'The',
+          'Hobbit',
+        ]
+        const ASCENDING = [
+          'A',
+          'Anthem',
+          'THE ÉCLAIR',
+          'Harry Potter and the Goblet of Fire',
+          'Hobbit',
+          'The Hobbit',
+          'the hobbit',
+          'An Instance of the Fingerpost',
+          'Ivanhoe',
+          'the name of the rose',
+          'A Tale of Two Cities',
+          'The',
+          'Theory of Everything',
+        ]
+        // Ties still go by id, ascending, whichever way the titles go.
+        const DESCENDING = [
+          'Theory of Everything',
+          'The',
+          'A Tale of Two Cities',
+          'the name of the rose',
+          'Ivanhoe',
+          'An Instance of the Fingerpost',
+          'The Hobbit',
+          'the hobbit',
+          'Hobbit',
+          'Harry Potter and the Goblet of Fire',
+          'THE ÉCLAIR',
+          'Anthem',
+          'A',
+        ]
+
+        before(async () => {
+          for (const [n, title] of TITLES.entries()) filed.push(await create({ title, author, year: 1900 + n }))
+        })
+        after(async () => {
+          for (const book of filed) await store.books.delete('tester', book.id)
+        })
+
+        const filedTitles = async (params: Params) => {
+          const res = await get(query({ author, ...params }))
+          assert.equal(res.statusCode, 200, res.body)
+          return res.json<ListBody>().data!.map((book) => book.title)
+        }
+
+        test('"The Hobbit" sorts under H, "A" and "An" go too, whatever their case; titles come as stored', async () => {
+          assert.deepEqual(await filedTitles({ sort: 'title' }), ASCENDING)
+          assert.deepEqual(await filedTitles({ sort: '-title' }), DESCENDING)
+          assert.deepEqual(await filedTitles({ q: 'hobbit', sort: 'title' }), ['Hobbit', 'The Hobbit', 'the hobbit'])
+          assert.deepEqual(await filedTitles({ sort: 'title', year_from: 1900, year_to: 1904 }), [
+            'Harry Potter and the Goblet of Fire',
+            'The Hobbit',
+            'An Instance of the Fingerpost',
+            'Ivanhoe',
+            'A Tale of Two Cities',
+          ])
+        })
+
+        test('among every book of the catalogue, and after another key', async () => {
+          const all = (await get(query({ sort: 'title' }))).json<ListBody>().data!.map((book) => book.title)
+          const at = (title: string) => all.indexOf(title)
+          assert.ok(at('Harry Potter and the Goblet of Fire') < at('The Hobbit') && at('The Hobbit') < at('Ivanhoe'))
+          const game = at('A Game of Thrones (A Song of Ice and Fire, #1)')
+          assert.ok(at('Fahrenheit 451') < game && game < at('Garcia and the Sea'), 'under G')
+          assert.ok(at('The Shining') < at('Solaris'), 'under S')
+          assert.ok(at('At Swim-Two-Birds') < at('Catching Fire (The Hunger Games, #2)'), '"At" is no article')
+          assert.deepEqual(
+            (await filedTitles({ sort: 'year,title', year: 1907 })).concat(await filedTitles({ sort: '-year,title', year_from: 1911 })),
+            ['the hobbit', 'Hobbit', 'The'],
+          )
+        })
+
+        test('pages follow the filing order across the article, both ways', async () => {
+          for (const [sort, expected] of [
+            ['title', ASCENDING],
+            ['-title', DESCENDING],
+          ] as const) {
+            for (const limit of [1, 2, 5]) {
+              const { seen } = await walk(query({ author, sort, limit }))
+              assert.deepEqual(
+                seen.map((book) => book.title),
+                expected,
+                `sort=${sort}&limit=${limit}`,
+              )
+            }
+          }
+        })
       })
     })
 

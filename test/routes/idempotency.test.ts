@@ -141,6 +141,31 @@ for (const engine of storeEngines) {
       assert.equal(await count(), 2)
     })
 
+    test('POST /books/import: the same key and body with other options is 422; the same options in another order answer again', async (t) => {
+      const { send, count } = await service(t)
+      const csv = 'title,author,year\nDune,Frank Herbert,1965\nEmma,Jane Austen,1815\nEmma,Jane Austen,1815\nBad,Someone,x\n'
+      const headers = { 'content-type': 'text/csv', 'idempotency-key': 'import-options' }
+      const importing = (query: string) => send({ method: 'POST', url: `/books/import?${query}`, payload: csv, headers })
+      const first = await importing('invalid=skip&duplicates=skip')
+      assert.equal(first.statusCode, 201, first.body)
+      assert.equal(first.json().data.imported, 2)
+      const again = await importing('duplicates=skip&invalid=skip')
+      assert.equal(again.statusCode, 201)
+      assert.equal(again.headers['idempotent-replayed'], 'true')
+      assert.deepEqual(again.json(), first.json())
+      for (const query of [
+        'invalid=skip',
+        'invalid=skip&duplicates=skip&dry_run=false',
+        'invalid=skip&duplicates=skip&columns=title:title',
+        '',
+      ]) {
+        const other = await importing(query)
+        assert.equal(other.statusCode, 422, query)
+        assert.deepEqual(other.json(), { status: 422, message: 'Idempotency key reused with a different request', data: null })
+      }
+      assert.equal(await count(), 2)
+    })
+
     test('an invalid key is 400 Invalid input, and stores nothing', async (t) => {
       const { app, create, count } = await service(t)
       for (const key of ['', 'x'.repeat(256), 'with space', 'caf\u00e9', 'tab\there']) {

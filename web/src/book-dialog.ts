@@ -1,8 +1,8 @@
-import { ApiError, type Book, type BookCatalogue } from 'book-catalogue-client'
+import { ApiError, type Book, type BookCatalogue, type Change } from 'book-catalogue-client'
 import { changedFields, changes, FIELD_LABELS, FIELDS, fieldsOf, rebase, type Values } from './book-changes.ts'
 import { checkBook, type BookFields, type FieldErrors, type FieldName } from './book-rules.ts'
-import { confirmDelete } from './confirm-dialog.ts'
 import { h, uniqueId } from './dom.ts'
+import { confirmDelete } from './confirm-dialog.ts'
 import { openHistoryDialog } from './history-dialog.ts'
 import { createMessages, describeError } from './messages.ts'
 import { openModal } from './modal.ts'
@@ -16,6 +16,15 @@ export interface BookDialogEvents {
   gone(id: number): void
   /** The person chose to delete the book, and confirmed it; the dialog has closed. */
   remove(book: Book): void
+}
+
+/** An open book dialog, as the page that opened it sees it. */
+export interface BookDialog {
+  /**
+   * A change of some book, made anywhere: when another person changed or deleted the book being
+   * edited, the form says so at once, keeping what was typed.
+   */
+  heard(change: Change): void
 }
 
 interface Field {
@@ -39,14 +48,15 @@ const asText = (book: BookFields): Values => ({ title: book.title, author: book.
  * The form to add a book (`existing` undefined) or to edit one. Edits send only the fields the
  * person changed, with the book's ETag in `If-Match`: when someone else changed the book
  * meanwhile, nothing is overwritten; the form puts the person's changes on top of the current
- * version, shows what each of them changed, and "Save again" sends the person's fields only.
+ * version, shows what each of them changed, and "Save again" sends the person's fields only. A
+ * change heard of while the form is open does the same at once, before the person saves.
  */
 export function openBookDialog(
   host: HTMLElement,
   client: BookCatalogue,
   existing: { book: Book; etag: string | undefined } | undefined,
   events: BookDialogEvents,
-): void {
+): BookDialog {
   const headingId = uniqueId('book-heading')
   const messages = createMessages()
   const id = existing?.book.id
@@ -54,6 +64,8 @@ export function openBookDialog(
   let base: BookFields | undefined = existing && fieldsOf(existing.book)
   let etag = existing?.etag
   let deleted = false
+  /** While "Save" is under way, a change heard of is most likely its own: its answer says what became of it. */
+  let saving = false
   const fields: Record<FieldName, Field> = {
     title: field('title', 'Title', base?.title ?? '', { maxlength: '500' }),
     author: field('author', 'Author', base?.author ?? '', { maxlength: '500' }),
@@ -105,8 +117,9 @@ export function openBookDialog(
     })
   })
 
+  // A field that keeps its value is not written to: the caret of the one being typed in stays where it is.
   const fill = (values: Values) => {
-    for (const name of FIELDS) fields[name].input.value = String(values[name])
+    for (const name of FIELDS) if (fields[name].input.value !== String(values[name])) fields[name].input.value = String(values[name])
   }
 
   const showErrors = (errors: FieldErrors) => {
@@ -118,7 +131,7 @@ export function openBookDialog(
   }
 
   /** What each side changed: theirs, saved meanwhile, and the person's, still in the form. */
-  const showConflict = (before: BookFields, now: BookFields, edited: BookFields, theirs: FieldName[], mine: FieldName[]) => {
+  const showConflict = (before: Values, now: Values, edited: Values, theirs: FieldName[], mine: FieldName[]) => {
     const unchanged = () => h('span', { class: 'muted' }, 'no change')
     const rows = FIELDS.filter((name) => theirs.includes(name) || mine.includes(name)).map((name) =>
       h(
@@ -147,7 +160,7 @@ export function openBookDialog(
         {},
         mine.length === 0
           ? 'You changed nothing the other change did not: the form shows the book as it is now.'
-          : `“Save again” saves only your changes, on top of the current version${both.length > 0 ? `; for the ${both.join(' and the ')}, yours replaces theirs` : ''}. “Cancel” keeps the book as it is now.`,
+          : `“${save.textContent}” saves only your changes, on top of the current version${both.length > 0 ? `; for the ${both.join(' and the ')}, yours replaces theirs` : ''}. “Cancel” keeps the book as it is now.`,
       ),
     )
   }
@@ -170,6 +183,7 @@ export function openBookDialog(
         return
       }
       save.disabled = true
+      saving = true
       try {
         if (id === undefined || base === undefined) {
           const created = await client.books.create(checked.book)
@@ -182,6 +196,7 @@ export function openBookDialog(
       } catch (err) {
         await explain(err, checked.book)
       } finally {
+        saving = false
         save.disabled = deleted
       }
     })()
@@ -201,8 +216,8 @@ export function openBookDialog(
         fill(rebased.form)
         base = current
         etag = now.etag
-        showConflict(before, current, edited, rebased.theirs, rebased.mine)
         save.textContent = 'Save again'
+        showConflict(before, current, edited, rebased.theirs, rebased.mine)
         events.changed(now.book)
         messages.error(
           'This book was changed meanwhile, so nothing was saved. The form now holds your changes on top of the current version.',
@@ -215,12 +230,46 @@ export function openBookDialog(
         }
       }
     }
+    gone(id)
+  }
+
+  function gone(id: number): void {
     events.gone(id)
     conflict.replaceChildren()
     deleted = true
+    save.disabled = true
     if (remove) remove.disabled = true
     messages.error('This book was deleted by someone else meanwhile, so it cannot be saved. The Trash can bring it back.')
   }
 
+  /** Someone else changed the book while the form is open: their change becomes the form's base, the person's stay on top. */
+  async function overtaken(id: number, actor: string): Promise<void> {
+    let now: { book: Book; etag: string | undefined }
+    try {
+      now = await client.books.get(id)
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) gone(id)
+      else messages.error(describeError(err))
+      return
+    }
+    if (deleted || saving || !dialog.open) return
+    const before = asText(base!)
+    const current = fieldsOf(now.book)
+    const rebased = rebase(before, typed(), asText(current))
+    fill(rebased.form)
+    base = current
+    etag = now.etag
+    showConflict(before, asText(current), typed(), rebased.theirs, rebased.mine)
+    events.changed(now.book)
+    messages.error(`${actor} changed this book just now. The form holds your changes on top of the version saved meanwhile.`)
+  }
+
   fields.title.input.focus()
+  return {
+    heard(change) {
+      if (id === undefined || change.book_id !== id || saving || deleted || !dialog.open) return
+      if (change.kind === 'deleted' || change.kind === 'purged') gone(id)
+      else void overtaken(id, change.actor)
+    },
+  }
 }

@@ -109,9 +109,16 @@ export function createBookTable(events: BookTableEvents): BookTable {
         indicator.textContent = active ? (sort.descending ? '▼' : '▲') : '↕'
         cell.classList.toggle('sorted', active)
       }
+      // The rows are made anew: a control that had the focus keeps it, when its book is still shown.
+      const focused =
+        document.activeElement instanceof HTMLElement && body.contains(document.activeElement) ? document.activeElement : undefined
+      const focusedId = focused?.closest('tr')?.dataset.id
+      const focusedAction = focused?.dataset.action
       shown = new Map(books.map((book) => [book.id, book]))
       body.replaceChildren(...books.map((book) => row(book, isSelected(book.id))))
       showSelection(isSelected)
+      if (focusedId !== undefined && focusedAction !== undefined)
+        body.querySelector<HTMLElement>(`tr[data-id="${focusedId}"] [data-action="${focusedAction}"]`)?.focus()
     },
     showSelection,
     focusRow(id) {

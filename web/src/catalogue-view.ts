@@ -1,9 +1,10 @@
-import { ApiError, type Book, type BookCatalogue, type Role } from 'book-catalogue-client'
+import { ApiError, type Book, type BookCatalogue, type Change, type Role } from 'book-catalogue-client'
 import { FIRST_VIEW, readAddress, writeAddress, type ViewState } from './address.ts'
 import { actOnBooks } from './book-batch.ts'
 import { openBookDetails } from './book-details.ts'
-import { openBookDialog } from './book-dialog.ts'
+import { openBookDialog, type BookDialog } from './book-dialog.ts'
 import { createBookTable } from './book-table.ts'
+import { followChanges } from './change-feed.ts'
 import { booksCsv } from './books-csv.ts'
 import { confirmDelete } from './confirm-dialog.ts'
 import { h } from './dom.ts'
@@ -22,6 +23,11 @@ import { listenForShortcuts, openShortcutsDialog } from './shortcuts.ts'
 
 /** How often a long deletion or restore says how far it got: often enough to follow, rarely enough for a screen reader. */
 const PROGRESS_INTERVAL_MS = 1000
+/**
+ * How long the page gathers books that others added before it asks its query again, once for all
+ * of them: an import elsewhere is one reading, not thousands.
+ */
+const GATHER_MS = 200
 
 /**
  * The signed-in page: find, browse page by page, select, add, edit, delete, import and export
@@ -93,6 +99,11 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
   let addressPage: number | undefined
   /** The row a Shift-click selects from. */
   let anchor: number | undefined
+  /** The book being edited, told of the changes others make meanwhile. */
+  let editing: BookDialog | undefined
+  /** Books others added or brought back, to be placed by asking the query again. */
+  const arrived = new Set<number>()
+  let gathering: ReturnType<typeof setTimeout> | undefined
 
   const pageCount = (): number => Math.max(1, Math.ceil((results?.total() ?? 0) / state.size))
   const pageBooks = (): readonly Book[] => results?.books().slice((state.page - 1) * state.size, state.page * state.size) ?? []
@@ -125,7 +136,7 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
    * Shows the page `state` asks for, reading what it needs first. A newer state or query makes
    * an older reading moot; a page past the end shows the last one.
    */
-  async function show(): Promise<void> {
+  async function show({ quiet = false } = {}): Promise<void> {
     const asked = state
     const current = results
     if (current === undefined) return render()
@@ -135,7 +146,7 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
     } catch (err) {
       if (current !== results || asked !== state) return
       table.element.removeAttribute('aria-busy')
-      messages.error(describeError(err), () => void show())
+      if (!quiet) messages.error(describeError(err), () => void show())
       return
     }
     if (current !== results || asked !== state) return
@@ -150,7 +161,8 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
       history.replaceState(null, '', address(state))
     }
     addressPage = undefined
-    messages.clear()
+    // What others changed is shown without a word: the messages the person is reading stay.
+    if (!quiet) messages.clear()
     render()
     if (addressNotes.length > 0) messages.notice(`Parts of the address were left out: ${addressNotes.join('; ')}.`)
     addressNotes = []
@@ -185,11 +197,43 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
     return go(asked, ignored.length > 0 ? 'replace' : 'none')
   }
 
-  /** Asks the query again, for the same page: after an import or a deletion of many. */
-  function reload(): Promise<void> {
+  /** Asks the query again, for the same page: after an import or a deletion of many, or books others added. */
+  function reload({ quiet = false } = {}): Promise<void> {
     results?.close()
     results = createResults((url, signal) => client.books.page(url, { signal }), state.query, state.page * state.size)
-    return show()
+    return show({ quiet })
+  }
+
+  /**
+   * Shows what another person (or this one, elsewhere) changed, as it happens: a changed book in
+   * its row, a deleted one gone; books added are placed by asking the query again, which the
+   * page alone cannot order. Nothing the person is typing is touched, and the book being edited
+   * says at once that it changed.
+   */
+  function heard(change: Change) {
+    editing?.heard(change)
+    // Under a wrong filter nothing is shown: the search asked once it is corrected shows the books as they are then.
+    if (results === undefined) return
+    const held = results.books().some((book) => book.id === change.book_id)
+    if (change.kind === 'deleted' || change.kind === 'purged') {
+      if (!held) return
+      const ids = new Set([change.book_id])
+      results.forget(ids)
+      selection.forget(ids)
+      void show({ quiet: true })
+    } else if (held) replace(change.book!)
+    else if (change.kind !== 'updated' || isFiltered(state.query)) gather(change.book_id)
+  }
+
+  function gather(id: number) {
+    arrived.add(id)
+    gathering ??= setTimeout(() => {
+      gathering = undefined
+      // Books this person added are shown already, where they look: asking again would move them.
+      const unseen = [...arrived].some((book) => !results?.books().some((held) => held.id === book))
+      arrived.clear()
+      if (unseen && results !== undefined) void reload({ quiet: true })
+    }, GATHER_MS)
   }
 
   function filtersChanged() {
@@ -382,7 +426,7 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
         openBookDetails(view, client, stored.book)
         return
       }
-      openBookDialog(view, client, stored, {
+      editing = openBookDialog(view, client, stored, {
         saved: (saved, etag) => {
           replace(saved)
           reportSaved(saved, etag)
@@ -478,8 +522,19 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
   signal.addEventListener('abort', () => {
     toolbarSize.disconnect()
     results?.close()
+    clearTimeout(gathering)
   })
 
-  void openAddress()
+  // The changes are followed from the newest one before the first books are read: none made
+  // while they are read goes unseen.
+  void client.changes
+    .latest({ signal })
+    .then(
+      (seq) => followChanges(client, seq, heard, signal),
+      () => {},
+    )
+    .finally(() => {
+      if (!signal.aborted) void openAddress()
+    })
   return view
 }

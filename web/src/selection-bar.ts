@@ -34,17 +34,20 @@ export function createSelectionBar(events: SelectionBarEvents): SelectionBar {
   exportSelected.addEventListener('click', events.exportSelected)
   clear.addEventListener('click', events.clear)
   let said = ''
+  /** The progress of the long action under way: what the bar says until it ends, whatever changes meanwhile. */
+  let progress: string | undefined
 
   return {
     element,
     show(selected, matching, filtered) {
-      element.hidden = selected === 0
+      element.hidden = selected === 0 && progress === undefined
       said = selected === 0 ? '' : `${countOf(selected, 'book')} selected`
-      count.textContent = said
+      count.textContent = progress ?? said
       selectAll.hidden = matching === undefined
       if (matching !== undefined) selectAll.textContent = `Select all ${countOf(matching, filtered ? 'matching book' : 'book')}`
     },
     busy(text) {
+      progress = text
       count.textContent = text ?? said
       for (const button of buttons) button.disabled = text !== undefined
     },

@@ -19,6 +19,11 @@ export interface FollowOptions {
   /** The changes after this `seq`; `latest` (the default): those from now on. */
   since?: number | 'latest' | undefined
   signal?: AbortSignal | undefined
+  /**
+   * A reading in the background, such as a page's: a refused token ends it with the `ApiError`
+   * rather than calling the client's `onRefused`, which asks a person to sign in again.
+   */
+  background?: boolean | undefined
 }
 
 /** A stream is ended by the service when its token expires: the token is renewed this long before. */
@@ -77,7 +82,7 @@ export class Feed {
    * shuts down; the next opens where the last left off (`Last-Event-ID`), with a token renewed
    * in time. A service that cannot be reached after the retries ends it with a `ConnectionError`.
    */
-  async *follow({ since = 'latest', signal }: FollowOptions = {}): AsyncGenerator<Change, void, undefined> {
+  async *follow({ since = 'latest', signal, background = false }: FollowOptions = {}): AsyncGenerator<Change, void, undefined> {
     // A number, so that a stream opened again misses nothing committed in between.
     let last = since === 'latest' ? await this.latest({ signal }) : since
     for (;;) {
@@ -90,6 +95,7 @@ export class Feed {
           path: '/books/changes',
           headers: { accept: 'text/event-stream', 'last-event-id': String(last) },
           signal,
+          background,
         })
         for await (const item of serverSentEvents(response.body ?? new Blob([]).stream())) {
           if (item.retry !== undefined) retryMs = item.retry

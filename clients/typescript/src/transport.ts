@@ -23,6 +23,8 @@ export interface Request {
   idempotent?: boolean
   /** The `Authorization` header: by default the client's token or key; `null` sends none. */
   authorization?: string | null
+  /** A request made in the background: a refused token is its caller's to hear, not `onRefused`'s. */
+  background?: boolean | undefined
   signal?: AbortSignal | undefined
 }
 
@@ -128,6 +130,7 @@ export class Transport {
       const refused =
         error.status === 401 &&
         request.authorization === undefined &&
+        !request.background &&
         authorization !== undefined &&
         error.message !== 'Invalid credentials'
       if (refused && !signedInAgain && (await this.#options.onRefused?.(error))) {

@@ -3,7 +3,7 @@ import type { Suite } from '../suites.ts'
 
 const suite: Suite = {
   description:
-    'a 100,000-row Goodreads library export on each engine: a dry run and an import with invalid=skip, rows/s and peak RSS (--rows=N for another size)',
+    'a 100,000-row Goodreads library export on each engine: a dry run, an import with invalid=skip, one with duplicates=skip too, and that file again, rows/s and peak RSS (--rows=N for another size)',
   async run(context) {
     const rows = Number(context.options.rows ?? 100_000)
     if (!Number.isSafeInteger(rows) || rows < 1) throw new Error('--rows takes a count of at least 1')

@@ -52,9 +52,18 @@ async function* hashing(body: AsyncIterable<Uint8Array>, hash: Hash): AsyncGener
   }
 }
 
-/** A hash of the request: its media type and body, parsed (JSON routes) or as sent (streamed routes). */
+/**
+ * A hash of the request: its query parameters (an import's options), media type and body, parsed
+ * (JSON routes) or as sent (streamed routes). The parameters are sorted, so that their order
+ * does not make another request; without any, the hash is what it was before they counted, so
+ * that the keys recorded then still answer their retries.
+ */
 function fingerprintHash(request: FastifyRequest): Hash {
   const hash = createHash('sha256')
+  const at = request.url.indexOf('?')
+  const query = new URLSearchParams(at === -1 ? '' : request.url.slice(at + 1))
+  query.sort()
+  if (query.size > 0) hash.update(`?${query.toString()}\n`)
   hash.update(`${request.importContentType ?? ''}\n`)
   return hash
 }

@@ -36,5 +36,7 @@ export const postgresFind: FindDialect = {
   // OFFSET 0 is PostgreSQL's way to keep a subquery from being pulled up into the query around it.
   fence: 'OFFSET 0',
   walked: `${WALKED}, words`,
+  // The expression of the index books_by_filing_title (migration 019).
+  filingTitle: 'book_filing_title(title_folded)',
   yearBesideOrder: 'year',
 }

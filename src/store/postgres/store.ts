@@ -24,6 +24,7 @@ import {
   type TrashRepository,
 } from '../store.ts'
 import type { NewBook, StoredBook } from '../../books/book.ts'
+import { fold } from '../../books/folding.ts'
 import { GroupCommit, type BatchedWrite } from './group-commit.ts'
 
 export interface PostgresOptions {
@@ -65,6 +66,21 @@ const RECENT_LOGIN_FAILURES: Statement = {
   ORDER BY failed_at DESC LIMIT $3`,
 }
 const INSERT_MANY: Statement = { name: 'books_insert_many', text: `${INSERT_BOOK_COLUMNS} RETURNING id` }
+// Each entry looked up on its own through the index of the filing titles (migration 019), which
+// equal folded titles share: the smallest id stored with it, or null. Left to choose, the planner
+// sorted every book to merge them with the entries, or combined the author and year indexes,
+// while the books just imported had no statistics yet. The fence (OFFSET 0) keeps the other
+// members out of the look-up, which only the filing titles' index can then serve.
+const SAME_AS: Statement = {
+  name: 'books_same_as',
+  text: `SELECT (SELECT min(t.id) FROM (
+        SELECT id, title_folded, author_folded, year FROM books
+        WHERE book_filing_title(title_folded) = book_filing_title(w.title_folded) OFFSET 0
+      ) t
+      WHERE t.title_folded = w.title_folded AND t.author_folded = w.author_folded AND t.year = w.year) AS id
+  FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS w(title_folded, author_folded, year, n)
+  ORDER BY w.n`,
+}
 // Expired keys go a few at a time with each claim; SKIP LOCKED so that claims never wait on each other's purge.
 const CLAIM_KEY: Statement = {
   name: 'idempotency_keys_claim',
@@ -187,6 +203,14 @@ function bookRepository(
     create: (actor, book) => write(writes.create, { actor, input: book }),
     createMany,
     get,
+    async sameAs(books) {
+      const { rows } = await query<{ id: number | null }>(SAME_AS, [
+        books.map((book) => fold(book.title)),
+        books.map((book) => fold(book.author)),
+        books.map((book) => book.year),
+      ])
+      return rows.map(({ id }) => id ?? undefined)
+    },
     update: (actor, id, changes, expectedRevisions) => write(writes.update, { actor, input: { id, changes, expectedRevisions } }),
     delete: (actor, id, expectedRevisions) => write(writes.remove, { actor, input: { id, expectedRevisions } }),
     restore: (actor, id) => write(writes.restore, { actor, input: id }),

@@ -1,4 +1,4 @@
-import { totalOrder, type BookFilter, type FindQuery, type FoundBook, type Position } from '../../books/find.ts'
+import { totalOrder, type BookFilter, type FindQuery, type FoundBook, type Position, type SortField } from '../../books/find.ts'
 
 /**
  * One part of the books that a find reads with a SELECT of its own, and how that part is searched.
@@ -43,6 +43,8 @@ export interface FindDialect {
   fence: string
   /** What a walk or a matches-first read reads of each book: the four members, and what the filter and order look at. */
   walked: string
+  /** The key `sort=title` orders by: the folded title with a leading article filed after the rest (migration 019). */
+  filingTitle: string
   /** Where a matches-first read of the first source reads from, when the planner would choose worse. */
   matchesFrom?(filter: BookFilter): string
   /**
@@ -76,7 +78,10 @@ export interface Statement {
   values: unknown[]
 }
 
-const COLUMN = { id: 'id', title: 'title_folded', author: 'author_folded', year: 'year' } as const
+/** What each sort field orders by. */
+function sortKey(field: SortField, dialect: FindDialect): string {
+  return { id: 'id', title: dialect.filingTitle, author: 'author_folded', year: 'year' }[field]
+}
 
 /**
  * A row of `findStatement` as an array: the book's id, title, author and year, then the values of
@@ -181,7 +186,7 @@ function keysOf(query: FindQuery, dialect: FindDialect, add: (value: unknown) =>
         { expression: relevance(query.filter.words ?? [], dialect, add), descending: true },
         { expression: 'id', descending: false },
       ]
-    : totalOrder(query.order.keys).map((key) => ({ expression: COLUMN[key.field], descending: key.descending }))
+    : totalOrder(query.order.keys).map((key) => ({ expression: sortKey(key.field, dialect), descending: key.descending }))
 }
 
 const orderBy = (keys: Key[], name: (key: Key, i: number) => string) =>

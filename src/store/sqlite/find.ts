@@ -79,7 +79,9 @@ export const sqliteFind: FindDialect = {
   // A unary plus keeps SQLite from choosing the year index.
   // SQLite never merges a subquery that has a LIMIT into a query with a WHERE clause.
   fence: 'LIMIT -1',
-  walked: WALKED,
+  // A generated column (migration 019), read by the walks that order by it.
+  walked: `${WALKED}, title_filing`,
+  filingTitle: 'title_filing',
   yearBesideOrder: '+year',
   // SQLite cannot be interrupted from outside a statement: one book in 1,024 asks the reader whether
   // the find still has time (see reader-core.ts), and the statement fails from inside when it has not.

@@ -191,6 +191,17 @@ function prepareStatements(db: DatabaseSync) {
     completeKey: db.prepare(`UPDATE idempotency_keys SET fingerprint = ?, status = ?, headers = ?, body = ?
       WHERE scope = ? AND key = ? AND status IS NULL`),
     releaseKey: db.prepare('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL'),
+    // The books stored with any of the folded titles, authors and years of a JSON array of
+    // [title, author, year]: the indexed ones through the title index, one look-up per entry;
+    // the tail, which no index holds, read once against all the entries.
+    sameAs: db.prepare(`WITH wanted (title_folded, author_folded, year) AS MATERIALIZED (
+        SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)
+      )
+      SELECT b.id, b.title_folded, b.author_folded, b.year FROM wanted AS w CROSS JOIN books AS b INDEXED BY books_by_title
+      WHERE b.indexed = 1 AND b.title_folded = w.title_folded AND b.author_folded = w.author_folded AND b.year = w.year
+      UNION ALL
+      SELECT id, title_folded, author_folded, year FROM books
+      WHERE indexed IS NULL AND (title_folded, author_folded, year) IN (SELECT title_folded, author_folded, year FROM wanted)`),
     ping: db.prepare('SELECT 1'),
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
@@ -206,6 +217,17 @@ interface BookRow extends StoredBook {
   title_words: string
   author_words: string
 }
+
+/** A stored book that an import's row may repeat, by the keys it is compared by. */
+interface SameBookRow {
+  id: number
+  title_folded: string
+  author_folded: string
+  year: number
+}
+
+/** The folded title, folded author and year as one string; NUL is in no stored text. */
+const sameKey = (title: string, author: string, year: number) => `${title}\u0000${author}\u0000${year}`
 
 /** Records a change of `book` (none for a purge), and answers its seq. */
 function record(sql: Statements, kind: ChangeKind, actor: string, at: number, bookId: number, book?: StoredBook): number {
@@ -260,6 +282,17 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
       })
     },
     get: (id) => run.read((sql) => sql.select.get(id) as StoredBook | undefined),
+    sameAs: (books) => {
+      const wanted = books.map((book) => [fold(book.title), fold(book.author), book.year] as const)
+      return run.read((sql) => {
+        const found = new Map<string, number>()
+        for (const row of sql.sameAs.all(JSON.stringify(wanted)) as unknown as SameBookRow[]) {
+          const key = sameKey(row.title_folded, row.author_folded, row.year)
+          found.set(key, Math.min(row.id, found.get(key) ?? row.id))
+        }
+        return wanted.map(([title, author, year]) => found.get(sameKey(title, author, year)))
+      })
+    },
     update: (actor, id, changes, expectedRevisions) => {
       const title = changes.title === undefined ? undefined : searchKeys({ title: changes.title, author: '' })
       const author = changes.author === undefined ? undefined : searchKeys({ title: '', author: changes.author })

@@ -9,7 +9,7 @@ import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../../src/boo
 import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Book, NewBook } from '../../../src/books/book.ts'
-import { compareFolded, expectedIds, matches, type ModelQuery } from '../../support/book-search-model.ts'
+import { compareFolded, compareTitles, expectedIds, matches, type ModelQuery } from '../../support/book-search-model.ts'
 import { findPage } from '../../support/reads.ts'
 
 async function openStore(t: TestContext, searchIndexBatch: number) {
@@ -72,9 +72,9 @@ async function pagedIds(store: SqliteStore, raw: RawBookQuery, limit: number): P
 
 /** Sort orders, and how the books come in each: ties by id. */
 const SORTS: [string, (a: Book, b: Book) => number][] = [
-  ['title', (a, b) => compareFolded(a.title, b.title) || a.id - b.id],
+  ['title', (a, b) => compareTitles(a.title, b.title) || a.id - b.id],
   ['-author', (a, b) => compareFolded(b.author, a.author) || a.id - b.id],
-  ['-year,title', (a, b) => b.year - a.year || compareFolded(a.title, b.title) || a.id - b.id],
+  ['-year,title', (a, b) => b.year - a.year || compareTitles(a.title, b.title) || a.id - b.id],
   ['-id', (a, b) => b.id - a.id],
 ]
 

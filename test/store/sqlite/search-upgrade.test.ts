@@ -7,8 +7,9 @@ import { describe, it, type TestContext } from 'node:test'
 import pg from 'pg'
 import { fold, indexWords, searchKeys } from '../../../src/books/folding.ts'
 import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../../src/books/list-parameters.ts'
-import { loadMigrations } from '../../../src/store/migrations.ts'
+import { loadMigrations, type Migration } from '../../../src/store/migrations.ts'
 import { PostgresStore } from '../../../src/store/postgres/store.ts'
+import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Store } from '../../../src/store/store.ts'
 import { storeEngines } from '../../helpers.ts'
@@ -39,8 +40,15 @@ async function checkSearchable(store: Store) {
   assert.deepEqual((await find(store, { q: 'soled' })).titles, ['Soledad Nueva', 'Cien años de soledad'])
 }
 
-/** An SQLite file as the version with migrations up to `version` left it, open to write books into. */
-async function sqliteAt(t: TestContext, version: number): Promise<{ path: string; db: DatabaseSync }> {
+/**
+ * An SQLite file as the version with migrations up to `version` left it, open to write books into;
+ * or with the migrations that `applied` picks.
+ */
+async function sqliteAt(
+  t: TestContext,
+  version: number,
+  applied = (migration: Migration) => migration.version <= version,
+): Promise<{ path: string; db: DatabaseSync }> {
   const dir = await mkdtemp(join(tmpdir(), 'books-upgrade-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const path = join(dir, 'books.db')
@@ -49,7 +57,7 @@ async function sqliteAt(t: TestContext, version: number): Promise<{ path: string
   db.function('book_fold', (value) => fold(String(value)))
   db.function('book_words', (value) => indexWords(fold(String(value))).join(' '))
   db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)')
-  for (const migration of loadMigrations('sqlite').filter((migration) => migration.version <= version)) {
+  for (const migration of loadMigrations('sqlite').filter(applied)) {
     db.exec(migration.sql)
     db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)').run(migration.version, migration.name)
   }
@@ -127,4 +135,91 @@ describe('a database whose books were indexed one by one upgrades in place', () 
     assert.deepEqual(await find(store, { q: 'vanish' }), { titles: [], total: 0 })
     await checkSearchable(store)
   })
+})
+
+/**
+ * The migration that files leading articles after the rest. A store made before it holds every
+ * migration around it, some numbered after it: it comes in below the newest.
+ */
+const FILING = 19
+const beforeFiling = (migration: Migration) => migration.version !== FILING
+
+const UNFILED = [
+  'The Hobbit',
+  'Ivanhoe',
+  'Harry Potter and the Goblet of Fire',
+  'An Instance of the Fingerpost',
+  'A Tale of Two Cities',
+  'Theory of Everything',
+]
+const FILED = [
+  'Harry Potter and the Goblet of Fire',
+  'The Hobbit',
+  'An Instance of the Fingerpost',
+  'Ivanhoe',
+  'A Tale of Two Cities',
+  'Theory of Everything',
+]
+
+async function checkFiled(store: Store) {
+  assert.deepEqual((await find(store, { sort: 'title', author: 'filer' })).titles, FILED)
+  assert.deepEqual((await find(store, { sort: '-title', author: 'filer' })).titles, [...FILED].reverse())
+  // A title changed after the upgrade is filed by its new words.
+  const [hobbit] = (await findPage(store, { ...findQueryOf(parseBookQuery({ q: 'hobbit' }), undefined, 1), count: false })).found
+  await store.books.update('tester', hobbit!.book.id, { title: 'A Zoo' })
+  assert.deepEqual((await find(store, { sort: '-title', author: 'filer' })).titles.slice(0, 2), ['A Zoo', 'Theory of Everything'])
+}
+
+describe('a database made before titles were filed upgrades in place', () => {
+  it('on sqlite, the books it holds, indexed or not yet, sort by their filing titles', async (t) => {
+    const { path, db } = await sqliteAt(t, Infinity, beforeFiling)
+    const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`)
+    db.exec('BEGIN')
+    for (const [n, title] of UNFILED.entries()) {
+      const book = { title, author: 'Filer', year: 1900 + n }
+      const keys = searchKeys(book)
+      insert.run(book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords)
+      // The first half in the indexes, the rest in the tail, as a store that stopped before indexing them leaves it.
+      if (n === UNFILED.length / 2 - 1) new SqliteSearchIndex(db).indexAll()
+    }
+    db.exec('COMMIT')
+    db.close()
+
+    const store = new SqliteStore({ path })
+    t.after(() => store.close())
+    await checkFiled(store)
+  })
+
+  it(
+    'on postgres, the books it holds sort by their filing titles',
+    { skip: storeEngines.find((engine) => engine.name === 'postgres')!.skip },
+    async (t) => {
+      const schema = await createTestSchema()
+      t.after(() => schema.drop())
+      const client = new pg.Client({ connectionString: schema.url })
+      await client.connect()
+      try {
+        await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL)')
+        for (const migration of loadMigrations('postgres').filter(beforeFiling)) {
+          await client.query(migration.sql)
+          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
+        }
+        for (const [n, title] of UNFILED.entries()) {
+          const keys = searchKeys({ title, author: 'Filer' })
+          await client.query(
+            `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+             VALUES ($1, 'Filer', $2, $3, $4, $5, $6)`,
+            [title, 1900 + n, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords],
+          )
+        }
+      } finally {
+        await client.end()
+      }
+
+      const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+      t.after(() => store.close())
+      await checkFiled(store)
+    },
+  )
 })

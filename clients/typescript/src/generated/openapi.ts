@@ -261,7 +261,7 @@ export interface paths {
         put?: never;
         /**
          * Import books from a CSV, TSV, NDJSON or JSON file, all or nothing unless told otherwise
-         * @description Every row follows the rules of `POST /book`; when any row breaks them, nothing is stored and the answer lists the first 100 errors (`invalid=skip` stores the others). `dry_run=true` checks the file and stores nothing. The export files of Goodreads, The StoryGraph, LibraryThing, Calibre, Open Library and goodbooks-10k are read by their own column names. At most 100,000 books and 32 MiB.
+         * @description Every row follows the rules of `POST /book`; when any row breaks them, nothing is stored and the answer lists the first 100 errors (`invalid=skip` stores the others). `duplicates=skip` leaves out the rows that repeat a stored book or an earlier row. `dry_run=true` checks the file, lists its duplicates, and stores nothing. The export files of Goodreads, The StoryGraph, LibraryThing, Calibre, Open Library and goodbooks-10k are read by their own column names. At most 100,000 books and 32 MiB.
          */
         post: operations["importBooks"];
         delete?: never;
@@ -1827,7 +1827,7 @@ export interface operations {
                  */
                 year_to?: string;
                 /**
-                 * @description A comma list of `id`, `title`, `author`, `year`, each once, `-` in front for descending. Text sorts with case and accents ignored; ties go by id. Default: relevance with `q`, else id
+                 * @description A comma list of `id`, `title`, `author`, `year`, each once, `-` in front for descending. Text sorts with case and accents ignored, and `title` files a leading "The", "A" or "An" after the rest ("The Hobbit" under H); ties go by id. Default: relevance with `q`, else id
                  * @example -year,title
                  */
                 sort?: string;
@@ -2190,6 +2190,8 @@ export interface operations {
                 dry_run?: "true" | "false";
                 /** @description `skip`: store the valid rows and list the invalid ones, instead of storing nothing when any is invalid */
                 invalid?: "skip";
+                /** @description `skip`: leave out the rows whose title and author (case and accents ignored) and year equal those of a stored book or of an earlier row, and list them; books in the trash do not count. Without it every row is stored */
+                duplicates?: "skip";
                 /**
                  * @description The headers to read the title, author and year from, as `title:<header>,author:<header>,year:<header>` (any of the three, each once; the others are found by name). A year column may hold dates: the year is taken from them.
                  * @example title:Book,author:Writer,year:Published
@@ -2225,7 +2227,7 @@ export interface operations {
                         status: number;
                         message: string;
                         data: {
-                            /** @description How many rows pass the rules of a book: all of them are stored when `errors` is empty, or with `invalid=skip` */
+                            /** @description How many rows pass the rules of a book, duplicates included: all of them are stored when `errors` is empty, or with `invalid=skip` */
                             importable: number;
                             /** @description At most the first 100 errors */
                             errors: {
@@ -2233,9 +2235,11 @@ export interface operations {
                                 row?: number;
                                 message: string;
                             }[];
-                            /** @description Rows that repeat a stored book or an earlier row */
+                            /** @description Rows that repeat a stored book (title and author with case and accents ignored, and year) or an earlier row, whether or not `duplicates=skip` is given: at most the first 100 */
                             duplicates: {
+                                /** @description The row that repeats a book, counted from 1 */
                                 row: number;
+                                /** @description The stored book it repeats; null when it repeats an earlier row of the file instead */
                                 id: number | null;
                             }[];
                             /** @description The first 20 books that pass, as they would be stored */
@@ -2244,7 +2248,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Every book was stored (with `invalid=skip`, every valid one, and `errors` lists the others), in one transaction */
+            /** @description Every book was stored (with `invalid=skip`, every valid one, and `errors` lists the others; with `duplicates=skip`, every one that repeats no book, and `duplicates` lists the others), in one transaction */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2263,6 +2267,13 @@ export interface operations {
                                 /** @description The book the error is about, counted from 1 (a CSV header is not a row); absent when the body as a whole is at fault */
                                 row?: number;
                                 message: string;
+                            }[];
+                            /** @description With `duplicates=skip`: the rows left out as duplicates, at most the first 100 */
+                            duplicates?: {
+                                /** @description The row that repeats a book, counted from 1 */
+                                row: number;
+                                /** @description The stored book it repeats; null when it repeats an earlier row of the file instead */
+                                id: number | null;
                             }[];
                         };
                     };
@@ -2380,7 +2391,7 @@ export interface operations {
                  */
                 year_to?: string;
                 /**
-                 * @description A comma list of `id`, `title`, `author`, `year`, each once, `-` in front for descending. Text sorts with case and accents ignored; ties go by id. Default: relevance with `q`, else id
+                 * @description A comma list of `id`, `title`, `author`, `year`, each once, `-` in front for descending. Text sorts with case and accents ignored, and `title` files a leading "The", "A" or "An" after the rest ("The Hobbit" under H); ties go by id. Default: relevance with `q`, else id
                  * @example -year,title
                  */
                 sort?: string;
