@@ -184,6 +184,35 @@ for (const engine of storeEngines) {
       })
     })
 
+    it('--skip-duplicates leaves out the books a file repeats, which the check counts first', async (t) => {
+      const service = await serviceFor(t, engine)
+      const cli = await signedIn(t, service)
+      const file = join(cli.home, 'books.csv')
+      await writeFile(file, 'title,author,year\nDune,Frank Herbert,1965\nEmma,Jane Austen,1815\ndune,FRANK HERBERT,1965\n')
+      const first = await cli.run(['import', '--skip-duplicates', file])
+      assertDone(first)
+      const lines = first.stderr.split('\n').filter((line) => !/^(Checking|Importing) /.test(line))
+      assert.deepEqual(lines, [
+        'books.csv: 3 books to import, 0 invalid rows, 1 duplicate',
+        '  the 1 duplicate will be left out',
+        `Imported 2 books into ${service.url}: ids 1–2`,
+        'Left out 1 duplicate',
+        '',
+      ])
+      const again = await cli.run(['import', '--skip-duplicates', '--no-check', '--json', file])
+      assertDone(again)
+      assert.deepEqual(JSON.parse(again.stdout), {
+        imported: 0,
+        ids: [],
+        duplicates: [
+          { row: 1, id: 1 },
+          { row: 2, id: 2 },
+          { row: 3, id: 1 },
+        ],
+      })
+      assert.equal(await (await service.admin()).books.count(), 2)
+    })
+
     it('export writes every book a query finds to a file or stdout, as the service writes it', async (t) => {
       const service = await serviceFor(t, engine)
       const catalogue = await service.admin()

@@ -72,6 +72,17 @@ for (const engine of storeEngines) {
       )
     })
 
+    it('a refused token ends a reading in the background without asking onRefused, which a reading in front asks', async (t) => {
+      const service = await serviceFor(t, engine)
+      let asked = 0
+      const forged = tokenExpiringIn(600).replace(/\.[^.]+$/, '.c2lnbmF0dXJl')
+      const page = new BookCatalogue({ url: service.url, currentToken: () => forged, onRefused: async () => (asked++, false) })
+      await assert.rejects(take(page.changes.follow({ since: 0, background: true }), 1), { status: 401, message: 'Invalid token' })
+      assert.equal(asked, 0)
+      await assert.rejects(take(page.changes.follow({ since: 0 }), 1), { status: 401, message: 'Invalid token' })
+      assert.equal(asked, 1)
+    })
+
     it(
       'opens the stream again when its token expires, with a token renewed in time, and misses nothing',
       { timeout: 30_000 },
