@@ -19,6 +19,8 @@ export default tseslint.config(
       'coverage/',
       'web/dist/',
       'web/test/screenshots/',
+      'clients/typescript/src/generated/',
+      'clients/typescript/dist/',
       'eslint.config.js',
     ],
   },
@@ -75,6 +77,17 @@ export default tseslint.config(
     // Tests read raw JSON answers and build test doubles, typed loosely on purpose.
     files: ['test/**/*.ts', 'web/test/**/*.ts', 'clients/**/test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // The client runs in browsers as well as in Node.js; only the command is Node.js's alone.
+    files: ['clients/typescript/src/**/*.ts'],
+    ignores: ['clients/typescript/src/cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*'], message: 'The client runs in browsers too: only src/cli/ uses Node.js.' }] },
+      ],
+    },
   },
   {
     // The page runs in browsers, not in Node.js.

@@ -1,4 +1,4 @@
-import { ApiError, type Book } from './api.ts'
+import { ApiError, type Book } from 'book-catalogue-client'
 
 /** Requests at once, well within a browser's six connections to one host and the service's cap per client. */
 const AT_ONCE = 4

@@ -1,10 +1,10 @@
-import type { Api, Book } from './api.ts'
+import type { Book, BookCatalogue } from 'book-catalogue-client'
 import { h, uniqueId } from './dom.ts'
 import { openHistoryDialog } from './history-dialog.ts'
 import { openModal } from './modal.ts'
 
 /** A book as a reader sees it: its values and its history, and nothing to change them with. */
-export function openBookDetails(host: HTMLElement, api: Api, book: Book): void {
+export function openBookDetails(host: HTMLElement, client: BookCatalogue, book: Book): void {
   const headingId = uniqueId('book-heading')
   const history = h('button', { type: 'button' }, 'History')
   const close = h('button', { type: 'button', class: 'primary' }, 'Close')
@@ -24,7 +24,7 @@ export function openBookDetails(host: HTMLElement, api: Api, book: Book): void {
     ),
     h('div', { class: 'buttons' }, close, history),
   )
-  history.addEventListener('click', () => openHistoryDialog(host, api, book, {}))
+  history.addEventListener('click', () => openHistoryDialog(host, client, book, {}))
   close.addEventListener('click', () => dialog.close())
   close.focus()
 }

@@ -1,7 +1,6 @@
-import { ApiError, type Api, type Book } from './api.ts'
+import { ApiError, type Book, type BookCatalogue, type Change } from 'book-catalogue-client'
 import { changedFields, changes, FIELD_LABELS, FIELDS, fieldsOf, rebase, type Values } from './book-changes.ts'
 import { checkBook, type BookFields, type FieldErrors, type FieldName } from './book-rules.ts'
-import type { BookChange } from './change-feed.ts'
 import { h, uniqueId } from './dom.ts'
 import { confirmDelete } from './confirm-dialog.ts'
 import { openHistoryDialog } from './history-dialog.ts'
@@ -25,7 +24,7 @@ export interface BookDialog {
    * A change of some book, made anywhere: when another person changed or deleted the book being
    * edited, the form says so at once, keeping what was typed.
    */
-  heard(change: BookChange): void
+  heard(change: Change): void
 }
 
 interface Field {
@@ -54,7 +53,7 @@ const asText = (book: BookFields): Values => ({ title: book.title, author: book.
  */
 export function openBookDialog(
   host: HTMLElement,
-  api: Api,
+  client: BookCatalogue,
   existing: { book: Book; etag: string | undefined } | undefined,
   events: BookDialogEvents,
 ): BookDialog {
@@ -106,7 +105,7 @@ export function openBookDialog(
     const book = stored()
     if (!book) return
     // Over the form, which keeps what the person typed; a version brought back becomes the form's starting point.
-    openHistoryDialog(host, api, book, {
+    openHistoryDialog(host, client, book, {
       reverted(reverted, newEtag) {
         const rebased = rebase(asText(base!), typed(), asText(reverted))
         fill(rebased.form)
@@ -187,10 +186,10 @@ export function openBookDialog(
       saving = true
       try {
         if (id === undefined || base === undefined) {
-          const created = await api.createBook(checked.book)
+          const created = await client.books.create(checked.book)
           events.saved(created.book, created.etag, true)
         } else {
-          const updated = await api.updateBook(id, changes(base, checked.book), etag)
+          const updated = await client.books.update(id, changes(base, checked.book), { ifMatch: etag })
           events.saved(updated.book, updated.etag, false)
         }
         dialog.close()
@@ -210,7 +209,7 @@ export function openBookDialog(
     }
     if (err.status === 412) {
       try {
-        const now = await api.getBook(id)
+        const now = await client.books.get(id)
         const before = base
         const current = fieldsOf(now.book)
         const rebased = rebase(before, edited, current)
@@ -247,7 +246,7 @@ export function openBookDialog(
   async function overtaken(id: number, actor: string): Promise<void> {
     let now: { book: Book; etag: string | undefined }
     try {
-      now = await api.getBook(id)
+      now = await client.books.get(id)
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) gone(id)
       else messages.error(describeError(err))

@@ -1,4 +1,4 @@
-import type { Book } from './api.ts'
+import type { Book } from 'book-catalogue-client'
 import { h } from './dom.ts'
 import type { Sort, SortField } from './find-query.ts'
 

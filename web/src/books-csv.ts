@@ -1,4 +1,4 @@
-import type { Book } from './api.ts'
+import type { Book } from 'book-catalogue-client'
 
 /**
  * A cell a spreadsheet would run as a formula gets a leading `'`; one that already starts with

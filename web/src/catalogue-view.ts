@@ -1,20 +1,21 @@
-import { ApiError, atLeast, type Api, type Book, type Role } from './api.ts'
+import { ApiError, type Book, type BookCatalogue, type Change, type Role } from 'book-catalogue-client'
 import { FIRST_VIEW, readAddress, writeAddress, type ViewState } from './address.ts'
 import { actOnBooks } from './book-batch.ts'
 import { openBookDetails } from './book-details.ts'
 import { openBookDialog, type BookDialog } from './book-dialog.ts'
 import { createBookTable } from './book-table.ts'
-import { followChanges, type BookChange } from './change-feed.ts'
+import { followChanges } from './change-feed.ts'
 import { booksCsv } from './books-csv.ts'
 import { confirmDelete } from './confirm-dialog.ts'
 import { h } from './dom.ts'
-import { describeOrder, exportUrl, isFiltered, sameQuery, type SortField } from './find-query.ts'
+import { describeOrder, exportQuery, isFiltered, sameQuery, type SortField } from './find-query.ts'
 import { createFinder } from './finder.ts'
 import { openImportDialog } from './import-dialog.ts'
 import { createMessages, describeError } from './messages.ts'
 import { countOf, formatNumber } from './numbers.ts'
 import { createPager } from './pager.ts'
 import { createResults, type Results } from './results.ts'
+import { atLeast } from './roles.ts'
 import { saveFile } from './save-file.ts'
 import { createSelectionBar } from './selection-bar.ts'
 import { createSelection } from './selection.ts'
@@ -33,7 +34,7 @@ const GATHER_MS = 200
  * books, and undo a deletion or an edit. A reader gets no control that changes a book. What it
  * shows lives in the address; `signal` ends its listeners when the person signs out.
  */
-export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLElement {
+export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSignal): HTMLElement {
   const canEdit = atLeast(role, 'editor')
   const messages = createMessages()
   const finder = createFinder(filtersChanged)
@@ -181,7 +182,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     }
     if (newQuery) {
       results?.close()
-      results = createResults((url, signal) => api.findBooks(url, signal), state.query, state.page * state.size)
+      results = createResults((url, signal) => client.books.page(url, { signal }), state.query, state.page * state.size)
     }
     return show()
   }
@@ -199,7 +200,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
   /** Asks the query again, for the same page: after an import or a deletion of many, or books others added. */
   function reload({ quiet = false } = {}): Promise<void> {
     results?.close()
-    results = createResults((url, signal) => api.findBooks(url, signal), state.query, state.page * state.size)
+    results = createResults((url, signal) => client.books.page(url, { signal }), state.query, state.page * state.size)
     return show({ quiet })
   }
 
@@ -209,7 +210,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
    * page alone cannot order. Nothing the person is typing is touched, and the book being edited
    * says at once that it changed.
    */
-  function heard(change: BookChange) {
+  function heard(change: Change) {
     editing?.heard(change)
     // Under a wrong filter nothing is shown: the search asked once it is corrected shows the books as they are then.
     if (results === undefined) return
@@ -310,7 +311,8 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     messages.clear()
     exportButton.disabled = true
     try {
-      saveFile(await api.exportBooks(exportUrl(state.query)), 'books.csv')
+      // Read whole and saved through an object URL: a link to the route itself could not send the token.
+      saveFile(await new Response(await client.books.export(exportQuery(state.query))).blob(), 'books.csv')
     } catch (err) {
       messages.error(describeError(err))
     } finally {
@@ -329,7 +331,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     let said = 0
     selectionBar.busy(`Deleting ${countOf(books.length, 'book')}…`)
     const { done: deleted, failure } = await actOnBooks(
-      (id) => api.deleteBook(id),
+      (id) => client.books.delete(id),
       books,
       (done) => {
         if (performance.now() - said < PROGRESS_INTERVAL_MS) return
@@ -365,7 +367,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     let said = performance.now()
     messages.notice(`Restoring ${countOf(books.length, 'book')}…`)
     const { done: restored, failure } = await actOnBooks(
-      (id) => api.restoreBook(id),
+      (id) => client.books.restore(id),
       books,
       (done) => {
         if (performance.now() - said < PROGRESS_INTERVAL_MS) return
@@ -400,10 +402,10 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     messages.clear()
     const changedSince = `“${book.title}” was changed again since, so the edit was not undone. Its History shows every version.`
     try {
-      const before = (await api.history(book.id, undefined, 2)).items[1]
+      const before = (await client.books.history(book.id, { limit: 2 }).page()).items[1]
       if (before === undefined) messages.error(changedSince)
       else {
-        const reverted = await api.revertBook(book.id, before.seq, etag)
+        const reverted = await client.books.revert(book.id, before.seq, { ifMatch: etag })
         replace(reverted.book)
         messages.notice(`Undid the edit of “${book.title}”.`)
       }
@@ -418,13 +420,13 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
   async function edit(book: Book) {
     messages.clear()
     try {
-      const stored = await api.getBook(book.id)
+      const stored = await client.books.get(book.id)
       replace(stored.book)
       if (!canEdit) {
-        openBookDetails(view, api, stored.book)
+        openBookDetails(view, client, stored.book)
         return
       }
-      editing = openBookDialog(view, api, stored, {
+      editing = openBookDialog(view, client, stored, {
         saved: (saved, etag) => {
           replace(saved)
           reportSaved(saved, etag)
@@ -444,7 +446,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     messages.clear()
     const index = pageBooks().findIndex((shown) => shown.id === book.id)
     const { done: deleted, failure } = await actOnBooks(
-      (id) => api.deleteBook(id),
+      (id) => client.books.delete(id),
       [book],
       () => {},
     )
@@ -474,7 +476,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
 
   addButton.addEventListener('click', () => {
     messages.clear()
-    openBookDialog(view, api, undefined, {
+    openBookDialog(view, client, undefined, {
       saved: (created) => {
         // Shown first on the page, where the person looks, whatever the order; a new search puts it in its place.
         results?.insert(created, (state.page - 1) * state.size)
@@ -487,7 +489,7 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
     })
   })
   importButton.addEventListener('click', () =>
-    openImportDialog(view, api, {
+    openImportDialog(view, client, {
       imported: (text) => void reload().then(() => messages.notice(text)),
       failed: (text) => messages.error(text),
     }),
@@ -525,10 +527,10 @@ export function catalogueView(api: Api, role: Role, signal: AbortSignal): HTMLEl
 
   // The changes are followed from the newest one before the first books are read: none made
   // while they are read goes unseen.
-  void api
-    .newestChange(signal)
+  void client.changes
+    .latest({ signal })
     .then(
-      (seq) => followChanges(api, seq, heard, signal),
+      (seq) => followChanges(client, seq, heard, signal),
       () => {},
     )
     .finally(() => {

@@ -1,4 +1,4 @@
-import type { Book } from './api.ts'
+import type { Book } from 'book-catalogue-client'
 import { h, uniqueId, type Child } from './dom.ts'
 import { openModal } from './modal.ts'
 import { countOf, formatNumber } from './numbers.ts'

@@ -1,4 +1,5 @@
 /** What the person is looking for, as the query of docs/api.md ("Finding books"). */
+import type { ExportQuery } from 'book-catalogue-client'
 
 export type SortField = 'title' | 'author' | 'year'
 
@@ -56,11 +57,9 @@ export function firstPageUrl(query: FindQuery, limit: number): string {
   return `/books?${params}`
 }
 
-/** The CSV export of every book the query finds, in its order (docs/api.md). */
-export function exportUrl(query: FindQuery): string {
-  const params = findParams(query)
-  params.set('format', 'csv')
-  return `/books/export?${params}`
+/** The query of the CSV export of every book the query finds, in its order (docs/api.md). */
+export function exportQuery(query: FindQuery): ExportQuery {
+  return { ...Object.fromEntries(findParams(query)), format: 'csv' }
 }
 
 /** True when the query narrows the catalogue, so an empty answer means "no match" rather than "no books". */

@@ -1,4 +1,4 @@
-import { ApiError, type Api, type Book, type Change } from './api.ts'
+import { ApiError, type Book, type BookCatalogue, type Change } from 'book-catalogue-client'
 import { changedFields, FIELD_LABELS, FIELDS, fieldsOf } from './book-changes.ts'
 import type { BookFields } from './book-rules.ts'
 import { h, hidden, uniqueId, type Child } from './dom.ts'
@@ -48,12 +48,15 @@ function values(book: BookFields): Child {
   return h('ul', { class: 'change-what' }, ...FIELDS.map((name) => h('li', {}, `${FIELD_LABELS[name]}: ${book[name]}`)))
 }
 
+/** How many changes or deleted books a page of the history or the trash asks for. */
+export const LISTING_PAGE = 50
+
 /**
  * A book's history, newest first: who changed it, when, and what changed, field by field, and
  * for an editor a way back to any earlier version (`POST /book/{id}/revert`, with the ETag read
  * when the history was, so that a change made meanwhile is never overwritten unseen).
  */
-export function openHistoryDialog(host: HTMLElement, api: Api, book: Book, options: HistoryOptions): void {
+export function openHistoryDialog(host: HTMLElement, client: BookCatalogue, book: Book, options: HistoryOptions): void {
   const headingId = uniqueId('history-heading')
   const messages = createMessages()
   const heading = h('h2', { id: headingId, tabindex: '-1' }, `History of “${book.title}”`)
@@ -62,6 +65,7 @@ export function openHistoryDialog(host: HTMLElement, api: Api, book: Book, optio
   const close = h('button', { type: 'button' }, 'Close')
   const dialog = openModal(host, headingId, heading, messages.element, list, h('div', { class: 'buttons' }, more, close))
   dialog.classList.add('history-dialog')
+  const changesOf = client.books.history(book.id, { limit: LISTING_PAGE })
   let changes: Change[] = []
   let next: string | undefined
   /** The book as stored, when it is and the person may bring versions back: what each version is compared with. */
@@ -102,9 +106,9 @@ export function openHistoryDialog(host: HTMLElement, api: Api, book: Book, optio
     list.setAttribute('aria-busy', 'true')
     try {
       const [page, stored] = await Promise.all([
-        api.history(book.id),
+        changesOf.page(),
         options.reverted
-          ? api.getBook(book.id).catch((err: unknown) => {
+          ? client.books.get(book.id).catch((err: unknown) => {
               // In the trash: its history shows, and it is restored before any version comes back.
               if (err instanceof ApiError && err.status === 404) return undefined
               throw err
@@ -129,7 +133,7 @@ export function openHistoryDialog(host: HTMLElement, api: Api, book: Book, optio
     const shown = changes.length
     more.disabled = true
     try {
-      const page = await api.history(book.id, next)
+      const page = await changesOf.page(next)
       changes = [...changes, ...page.items]
       next = page.next
       render()
@@ -146,7 +150,7 @@ export function openHistoryDialog(host: HTMLElement, api: Api, book: Book, optio
     messages.clear()
     for (const button of list.querySelectorAll('button')) button.disabled = true
     try {
-      const reverted = await api.revertBook(book.id, version.seq, current?.etag)
+      const reverted = await client.books.revert(book.id, version.seq, { ifMatch: current?.etag })
       options.reverted?.(reverted.book, reverted.etag)
       await read()
       messages.notice(`“${reverted.book.title}” has the values of ${formatTime(version.at)} again.`)

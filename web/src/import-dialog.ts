@@ -1,6 +1,6 @@
-import { ApiError, type Api, type ImportCheck, type RowError } from './api.ts'
+import { ApiError, type BookCatalogue, type ImportCheck, type RowError } from 'book-catalogue-client'
 import { h, uniqueId } from './dom.ts'
-import { describeCheck, describeImported, importLabel, planImport } from './import-plan.ts'
+import { describeCheck, describeImported, importFormat, importLabel, planImport } from './import-plan.ts'
 import { createImportReview, type ImportReview } from './import-review.ts'
 import { createMessages, describeError } from './messages.ts'
 import { openModal } from './modal.ts'
@@ -28,7 +28,7 @@ export interface ImportEvents {
  * skip invalid rows and duplicates; then "Import N books" sends it again to be stored. Each
  * upload shows its progress and can be cancelled while the file is on its way.
  */
-export function openImportDialog(host: HTMLElement, api: Api, events: ImportEvents): void {
+export function openImportDialog(host: HTMLElement, client: BookCatalogue, events: ImportEvents): void {
   const headingId = uniqueId('import-heading')
   const inputId = uniqueId('import-file')
   const reasonId = uniqueId('import-reason')
@@ -114,8 +114,9 @@ export function openImportDialog(host: HTMLElement, api: Api, events: ImportEven
     messages.notice(`Checking “${chosen.name}”…`)
     progress.start(`Sending “${chosen.name}” to be checked`, { label: `Checking “${chosen.name}”`, cancelable: true })
     try {
-      const found = await api.checkImport(chosen, {
-        progress: (sent, total) => progress.update(sent, total),
+      const found = await client.books.checkImport(chosen, {
+        format: importFormat(chosen.name),
+        onProgress: ({ sent, total }) => progress.update(sent, total ?? chosen.size),
         signal: upload.controller.signal,
       })
       if (running !== upload) return
@@ -153,9 +154,11 @@ export function openImportDialog(host: HTMLElement, api: Api, events: ImportEven
     progress.start(`Sending “${chosen.name}” to be imported`, { label: `Storing the books of “${chosen.name}”`, cancelable: false })
     progress.cancel.focus()
     try {
-      const result = await api.importBooks(chosen, choices, {
+      const result = await client.books.import(chosen, {
+        ...choices,
+        format: importFormat(chosen.name),
         signal: upload.controller.signal,
-        progress(sent, total) {
+        onProgress({ sent, total = chosen.size }) {
           progress.update(sent, total)
           if (sent < total || upload.sent) return
           // Past the point of no return: the service stores the books even if the dialog closes.

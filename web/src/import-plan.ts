@@ -1,4 +1,4 @@
-import type { ImportChoices, ImportCheck, ImportedBooks, RowError } from './api.ts'
+import { formatOfName, type ImportCheck, type ImportFormat, type ImportResult, type RowError } from 'book-catalogue-client'
 import { countOf, formatNumber } from './numbers.ts'
 
 /**
@@ -6,6 +6,17 @@ import { countOf, formatNumber } from './numbers.ts'
  * been cut, so its length is a lower bound, not a count.
  */
 export const LISTED_AT_MOST = 100
+
+/** What the person chose to leave out of an import instead of storing nothing. */
+export interface ImportChoices {
+  skipInvalid: boolean
+  skipDuplicates: boolean
+}
+
+/** The format of a file to import, by the end of its name; CSV when the name does not say. */
+export function importFormat(fileName: string): ImportFormat {
+  return formatOfName(fileName) ?? 'csv'
+}
 
 /** What "Import" would do with the file checked and the choices made. */
 export type ImportPlan =
@@ -62,7 +73,7 @@ export function describeCheck(check: ImportCheck, fileName: string): string {
 }
 
 /** What an import stored and left out: "Imported 8 books from “books.csv”; skipped 2 invalid rows and 1 duplicate." */
-export function describeImported(result: ImportedBooks, fileName: string): string {
+export function describeImported(result: ImportResult, fileName: string): string {
   const skipped = [
     result.errors && result.errors.length > 0 ? countInvalid(result.errors) : undefined,
     result.duplicates && result.duplicates.length > 0 ? countDuplicates(result.duplicates) : undefined,

@@ -1,5 +1,6 @@
-import type { ImportChoices, ImportCheck, RowError } from './api.ts'
+import type { ImportCheck, RowError } from 'book-catalogue-client'
 import { h, uniqueId, type Child } from './dom.ts'
+import type { ImportChoices } from './import-plan.ts'
 import { countDuplicates, countInvalid, LISTED_AT_MOST } from './import-plan.ts'
 import { countOf, formatNumber } from './numbers.ts'
 

@@ -1,9 +1,10 @@
-import { ApiError, atLeast, ROLES, type Api, type CreatedKey, type Key, type Role } from './api.ts'
+import { ApiError, type BookCatalogue, type CreatedKey, type Key, type Role } from 'book-catalogue-client'
 import { confirmAction } from './confirm-dialog.ts'
 import { h, hidden, uniqueId } from './dom.ts'
 import { inputField, selectField } from './form-field.ts'
 import { createMessages, describeError } from './messages.ts'
 import { openModal } from './modal.ts'
+import { atLeast, ROLES } from './roles.ts'
 import { formatTime, timeElement } from './times.ts'
 
 const EXPIRY: [days: string, words: string][] = [
@@ -66,7 +67,7 @@ function showCreatedKey(host: HTMLElement, created: CreatedKey): Promise<void> {
  * role up to the person's own and an expiry; it is shown once. Each key says when it was last
  * used, and can be revoked.
  */
-export function keysView(api: Api, role: Role, _signal: AbortSignal): HTMLElement {
+export function keysView(client: BookCatalogue, role: Role, _signal: AbortSignal): HTMLElement {
   const everyone = atLeast(role, 'admin')
   const headingId = uniqueId('keys-heading')
   const messages = createMessages()
@@ -154,7 +155,7 @@ export function keysView(api: Api, role: Role, _signal: AbortSignal): HTMLElemen
 
   async function read() {
     try {
-      body.replaceChildren(...(await api.keys()).map(row))
+      body.replaceChildren(...(await client.keys.list()).map(row))
       showEmpty()
     } catch (err) {
       messages.error(describeError(err), () => void read())
@@ -174,7 +175,7 @@ export function keysView(api: Api, role: Role, _signal: AbortSignal): HTMLElemen
       create.disabled = true
       try {
         const days = expires.control.value
-        const created = await api.createKey({
+        const created = await client.keys.create({
           name: keyName,
           role: keyRole.control.value as Role,
           ...(days !== '' && { expires_in_days: Number(days) }),
@@ -200,7 +201,7 @@ export function keysView(api: Api, role: Role, _signal: AbortSignal): HTMLElemen
     if (!sure) return
     messages.clear()
     try {
-      await api.revokeKey(key.id)
+      await client.keys.revoke(key.id)
       messages.notice(`Revoked the key “${key.name}”.`)
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 404)) {

@@ -1,8 +1,9 @@
 import './styles.css'
-import { ApiError, atLeast, createApi, type Api, type Role } from './api.ts'
+import { ApiError, BookCatalogue, type Role } from 'book-catalogue-client'
 import { catalogueView } from './catalogue-view.ts'
 import { h, hidden } from './dom.ts'
 import { keysView } from './keys-view.ts'
+import { atLeast } from './roles.ts'
 import { createSession } from './session.ts'
 import { openShortcutsDialog } from './shortcuts.ts'
 import { askToSignInAgain, signInView, type Reason } from './sign-in-view.ts'
@@ -24,7 +25,7 @@ interface View {
   label: string
   /** The least role that may see it: the service refuses the others anyway. */
   role: Role
-  build: (api: Api, role: Role, signal: AbortSignal) => HTMLElement
+  build: (client: BookCatalogue, role: Role, signal: AbortSignal) => HTMLElement
 }
 
 /** The views, in the order the header lists them; the first is the one the bare address shows. */
@@ -42,7 +43,7 @@ const EXPIRED = 'Your session could not be renewed in time and has ended. Enter 
 const session = createSession({
   async renew() {
     try {
-      return await api.refreshToken()
+      return await client.refresh()
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return undefined
       throw err
@@ -50,9 +51,10 @@ const session = createSession({
   },
   lapsed: (why) => void signInAgain(why === 'refused' ? REFUSED : EXPIRED),
 })
-const api = createApi({
-  token: session.token,
-  onTokenRefused: () =>
+// The page keeps its token itself, to renew it on time and ask for the password when it lapses.
+const client = new BookCatalogue({
+  currentToken: session.token,
+  onRefused: () =>
     signInAgain(
       'The service no longer accepts your session: it expired, your password or role changed, or the service was restarted. Enter your password to go on where you were.',
     ),
@@ -62,7 +64,7 @@ const api = createApi({
 function signInAgain(reason: string): Promise<boolean> {
   const claims = session.claims()
   if (claims === undefined) return Promise.resolve(false)
-  signingInAgain ??= askToSignInAgain(main, api, claims.sub, reason).then((outcome) => {
+  signingInAgain ??= askToSignInAgain(main, client, claims.sub, reason).then((outcome) => {
     signingInAgain = undefined
     if (outcome === 'signed out') {
       signOut()
@@ -88,7 +90,7 @@ function showSignIn(reason?: Reason): void {
   nav.replaceChildren()
   nav.hidden = true
   shownName = undefined
-  replaceView(() => signInView(api, signedIn, reason))
+  replaceView(() => signInView(client, signedIn, reason))
 }
 
 function signedIn(token: string): void {
@@ -130,7 +132,7 @@ function route(focus: boolean): void {
   }
   if (view.name === shownName) return
   shownName = view.name
-  replaceView((signal) => view.build(api, role(), signal))
+  replaceView((signal) => view.build(client, role(), signal))
   if (focus) main.querySelector<HTMLElement>('[tabindex="-1"]')?.focus()
 }
 

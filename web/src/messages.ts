@@ -1,4 +1,4 @@
-import { ApiError, NetworkError } from './api.ts'
+import { ApiError, ConnectionError } from 'book-catalogue-client'
 import { h } from './dom.ts'
 
 /** "90 seconds", "2 minutes", "15 minutes". */
@@ -9,7 +9,7 @@ export function duration(seconds: number): string {
 
 /** What went wrong, in words a person can act on; `notFound` says what a 404 means where it happened. */
 export function describeError(err: unknown, notFound = 'This book no longer exists: it was deleted meanwhile.'): string {
-  if (err instanceof NetworkError) return 'The service cannot be reached. Check the network connection, then retry.'
+  if (err instanceof ConnectionError) return 'The service cannot be reached. Check the network connection, then retry.'
   if (!(err instanceof ApiError)) return 'Something went wrong in this page. Reload it and try again.'
   const wait = err.retryAfter === undefined ? '' : ` Try again in ${duration(err.retryAfter)}.`
   switch (err.status) {

@@ -1,4 +1,4 @@
-import type { Api, Book } from './api.ts'
+import type { Book, Page } from 'book-catalogue-client'
 import { firstPageUrl, type FindQuery } from './find-query.ts'
 
 /** The most books the service answers at once (docs/api.md). */
@@ -43,7 +43,10 @@ class BookList {
   }
 }
 
-export function createResults(findBooks: Api['findBooks'], query: FindQuery, firstLimit: number): Results {
+/** One page of books: of a query's address, or at the `next` link of a page before. */
+export type FindBooks = (url: string, signal: AbortSignal) => Promise<Page<Book>>
+
+export function createResults(findBooks: FindBooks, query: FindQuery, firstLimit: number): Results {
   const controller = new AbortController()
   let step = Math.min(Math.max(firstLimit, 1), LARGEST_REQUEST)
   let held = new BookList()
@@ -61,7 +64,7 @@ export function createResults(findBooks: Api['findBooks'], query: FindQuery, fir
   async function readNext(url: string): Promise<void> {
     const page = await findBooks(url, controller.signal)
     const into = refilling ?? held
-    for (const book of page.books) if (!forgotten.has(book.id)) into.add(book)
+    for (const book of page.items) if (!forgotten.has(book.id)) into.add(book)
     next = page.next
     if (page.total !== undefined) {
       counted = page.total

@@ -1,4 +1,4 @@
-import type { Book } from './api.ts'
+import type { Book } from 'book-catalogue-client'
 
 /**
  * The books the person selected, in the order they were selected. They stay selected across

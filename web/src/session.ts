@@ -2,7 +2,8 @@
  * The token, kept in `sessionStorage`: it lasts as long as the tab, survives a reload, and is
  * never shared with other tabs or written to disk for later, as `localStorage` would.
  */
-import { ROLES, type Role } from './api.ts'
+import type { Role } from 'book-catalogue-client'
+import { ROLES } from './roles.ts'
 
 const KEY = 'book-catalogue.token'
 /** How long before a token expires it is renewed: time for a slow answer, or two, before it lapses. */

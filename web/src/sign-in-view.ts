@@ -1,4 +1,4 @@
-import { ApiError, type Api } from './api.ts'
+import { ApiError, type BookCatalogue } from 'book-catalogue-client'
 import { h, uniqueId, type Child } from './dom.ts'
 import { createMessages, describeError } from './messages.ts'
 import { openModal } from './modal.ts'
@@ -21,7 +21,7 @@ interface SignInForm {
 }
 
 /** "Username", "Password", "Sign in": `POST /token`, its refusals said in the form. */
-function signInForm(api: Api, { headingId, heading, reason, username: fixed, onSignedIn, also = [] }: SignInForm) {
+function signInForm(client: BookCatalogue, { headingId, heading, reason, username: fixed, onSignedIn, also = [] }: SignInForm) {
   const messages = createMessages()
   const usernameId = uniqueId('username')
   const passwordId = uniqueId('password')
@@ -61,7 +61,7 @@ function signInForm(api: Api, { headingId, heading, reason, username: fixed, onS
       submit.disabled = true
       messages.notice('Signing in…')
       try {
-        const token = await api.signIn(username.value, password.value)
+        const token = await client.login(username.value, password.value)
         messages.clear()
         onSignedIn(token)
       } catch (err) {
@@ -77,8 +77,8 @@ function signInForm(api: Api, { headingId, heading, reason, username: fixed, onS
   return { form, focus: () => (fixed === undefined ? username : password).focus() }
 }
 
-export function signInView(api: Api, onSignedIn: (token: string) => void, reason?: Reason): HTMLElement {
-  const { form, focus } = signInForm(api, { headingId: 'sign-in-heading', heading: 'Sign in', reason, onSignedIn })
+export function signInView(client: BookCatalogue, onSignedIn: (token: string) => void, reason?: Reason): HTMLElement {
+  const { form, focus } = signInForm(client, { headingId: 'sign-in-heading', heading: 'Sign in', reason, onSignedIn })
   form.classList.add('sign-in')
   queueMicrotask(focus)
   return form
@@ -91,11 +91,11 @@ export type SignedInAgain = { token: string } | 'signed out' | 'closed'
  * Asks the same person for their password again, in a dialog over what they were doing, which
  * stays as it was: a form half filled, a page, a selection. "Sign out" ends the session instead.
  */
-export function askToSignInAgain(host: HTMLElement, api: Api, username: string, reason: string): Promise<SignedInAgain> {
+export function askToSignInAgain(host: HTMLElement, client: BookCatalogue, username: string, reason: string): Promise<SignedInAgain> {
   return new Promise((resolve) => {
     let outcome: SignedInAgain = 'closed'
     const signOut = h('button', { type: 'button' }, 'Sign out')
-    const { form, focus } = signInForm(api, {
+    const { form, focus } = signInForm(client, {
       headingId: uniqueId('sign-in-again'),
       heading: 'Sign in again to continue',
       reason: { text: reason, isError: false },

@@ -1,15 +1,16 @@
-import { ApiError, atLeast, type Api, type Role, type TrashedBook } from './api.ts'
+import { ApiError, type BookCatalogue, type Role, type TrashedBook } from 'book-catalogue-client'
 import { confirmAction } from './confirm-dialog.ts'
 import { h, uniqueId } from './dom.ts'
-import { openHistoryDialog } from './history-dialog.ts'
+import { LISTING_PAGE, openHistoryDialog } from './history-dialog.ts'
 import { createMessages, describeError } from './messages.ts'
+import { atLeast } from './roles.ts'
 import { timeElement } from './times.ts'
 
 /**
  * The deleted books, latest deletion first (`GET /books/trash`), each with "Restore", its
  * "History", and for an admin "Purge", which removes it and its history for good.
  */
-export function trashView(api: Api, role: Role, _signal: AbortSignal): HTMLElement {
+export function trashView(client: BookCatalogue, role: Role, _signal: AbortSignal): HTMLElement {
   const canPurge = atLeast(role, 'admin')
   const headingId = uniqueId('trash-heading')
   const messages = createMessages()
@@ -48,6 +49,7 @@ export function trashView(api: Api, role: Role, _signal: AbortSignal): HTMLEleme
     empty,
     more,
   )
+  const deleted = client.books.trash({ limit: LISTING_PAGE })
   let next: string | undefined
 
   function row(book: TrashedBook): HTMLTableRowElement {
@@ -76,7 +78,7 @@ export function trashView(api: Api, role: Role, _signal: AbortSignal): HTMLEleme
       h('td', {}, h('div', { class: 'row-actions' }, restore, history, purge)),
     )
     restore.addEventListener('click', () => void restoreBook(book, tr))
-    history.addEventListener('click', () => openHistoryDialog(view, api, book, {}))
+    history.addEventListener('click', () => openHistoryDialog(view, client, book, {}))
     if (purge) purge.addEventListener('click', () => void purgeBook(book, tr))
     return tr
   }
@@ -105,7 +107,7 @@ export function trashView(api: Api, role: Role, _signal: AbortSignal): HTMLEleme
   async function restoreBook(book: TrashedBook, tr: HTMLTableRowElement) {
     messages.clear()
     try {
-      await api.restoreBook(book.id)
+      await client.books.restore(book.id)
       messages.notice(`Restored “${book.title}”: it is in the catalogue again.`)
       leave(tr)
     } catch (err) {
@@ -130,7 +132,7 @@ export function trashView(api: Api, role: Role, _signal: AbortSignal): HTMLEleme
     if (!sure) return
     messages.clear()
     try {
-      await api.purgeBook(book.id)
+      await client.books.purge(book.id)
       messages.notice(`Purged “${book.title}”.`)
       leave(tr)
     } catch (err) {
@@ -141,7 +143,7 @@ export function trashView(api: Api, role: Role, _signal: AbortSignal): HTMLEleme
   async function read(first: boolean) {
     more.disabled = true
     try {
-      const page = await api.trash(first ? undefined : next)
+      const page = await deleted.page(first ? undefined : next)
       const shown = body.rows.length
       next = page.next
       body.append(...page.items.map(row))

@@ -1,9 +1,10 @@
-import { ApiError, ROLES, type Api, type Role, type User } from './api.ts'
+import { ApiError, type BookCatalogue, type Role, type User } from 'book-catalogue-client'
 import { confirmAction } from './confirm-dialog.ts'
 import { h, hidden, uniqueId } from './dom.ts'
 import { openFormDialog } from './form-dialog.ts'
 import { inputField, selectField } from './form-field.ts'
 import { createMessages, describeError, type Messages } from './messages.ts'
+import { ROLES } from './roles.ts'
 import { timeElement } from './times.ts'
 
 /** The service's rules for a user (docs/api.md#accounts), checked before anything is sent. */
@@ -29,7 +30,7 @@ const userGone = (username: string) => `There is no user “${username}” any m
  * new password, remove one. The configured user lives in the service's configuration and is
  * shown without controls.
  */
-export function usersView(api: Api, _role: Role, _signal: AbortSignal): HTMLElement {
+export function usersView(client: BookCatalogue, _role: Role, _signal: AbortSignal): HTMLElement {
   const headingId = uniqueId('users-heading')
   const messages = createMessages()
   const heading = h('h2', { id: headingId, tabindex: '-1' }, 'Users')
@@ -103,7 +104,7 @@ export function usersView(api: Api, _role: Role, _signal: AbortSignal): HTMLElem
 
   async function read() {
     try {
-      body.replaceChildren(...(await api.users()).map(row))
+      body.replaceChildren(...(await client.users.list()).map(row))
     } catch (err) {
       messages.error(describeError(err), () => void read())
     }
@@ -123,7 +124,7 @@ export function usersView(api: Api, _role: Role, _signal: AbortSignal): HTMLElem
       }
       add.disabled = true
       try {
-        const user = await api.createUser({ username: name, password: password.control.value, role: role.control.value as Role })
+        const user = await client.users.create({ username: name, password: password.control.value, role: role.control.value as Role })
         body.append(row(user))
         addForm.reset()
         messages.notice(`Added ${user.username}, ${user.role}. They sign in with this name and password.`)
@@ -145,7 +146,7 @@ export function usersView(api: Api, _role: Role, _signal: AbortSignal): HTMLElem
   /** A change to a user, shown in their row as it is, so that the focus goes back to the button that asked for it. */
   async function update(user: User, changes: { role?: Role; password?: string }, said: string, dialogMessages: Messages): Promise<boolean> {
     try {
-      Object.assign(user, await api.updateUser(user.username, changes))
+      Object.assign(user, await client.users.update(user.username, changes))
       const cell = rowOf(user.username)?.querySelector('.role-cell')
       if (cell) cell.textContent = user.role
       messages.notice(said)
@@ -212,7 +213,7 @@ export function usersView(api: Api, _role: Role, _signal: AbortSignal): HTMLElem
     if (!sure) return
     messages.clear()
     try {
-      await api.deleteUser(user.username)
+      await client.users.delete(user.username)
       messages.notice(`Deleted the user ${user.username}.`)
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 404)) {

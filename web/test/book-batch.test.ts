@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ApiError, type Book } from '../src/api.ts'
+import { ApiError, type Book } from 'book-catalogue-client'
 import { actOnBooks } from '../src/book-batch.ts'
 
 const books = Array.from({ length: 20 }, (_, n): Book => ({ id: n + 1, title: `Book ${n + 1}`, author: 'A', year: 2000 }))
@@ -41,7 +41,7 @@ describe('acting on several books', () => {
   it('counts a book someone else deleted or restored already as done', async () => {
     const result = await actOnBooks(
       async (id) => {
-        if (id === 2) throw new ApiError(404, 'Book not found', undefined)
+        if (id === 2) throw new ApiError(404, 'Book not found')
       },
       books.slice(0, 3),
       () => {},
@@ -51,7 +51,7 @@ describe('acting on several books', () => {
   })
 
   it('stops at the first refusal, leaving the rest as they were', async () => {
-    const unavailable = new ApiError(503, 'Service unavailable', 5)
+    const unavailable = new ApiError(503, 'Service unavailable', null, 5)
     const asked: number[] = []
     const result = await actOnBooks(
       async (id) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { ImportCheck } from '../src/api.ts'
+import type { ImportCheck } from 'book-catalogue-client'
 import { describeCheck, describeImported, importLabel, planImport } from '../src/import-plan.ts'
 
 const book = { title: 'Dune', author: 'Frank Herbert', year: 1965 }

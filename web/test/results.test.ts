@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { Book, BookPage } from '../src/api.ts'
+import type { Book, Page } from 'book-catalogue-client'
 import { EVERY_BOOK } from '../src/find-query.ts'
 import { createResults } from '../src/results.ts'
 
@@ -22,7 +22,7 @@ function fakeService(count: number) {
     failOnce() {
       failNext = true
     },
-    async findBooks(url: string, signal?: AbortSignal): Promise<BookPage> {
+    async findBooks(url: string, signal?: AbortSignal): Promise<Page<Book>> {
       asked.push(url)
       signals.push(signal)
       await Promise.resolve()
@@ -37,7 +37,7 @@ function fakeService(count: number) {
       const last = page.at(-1)
       const more = last !== undefined && stored.some((held) => held.id > last.id)
       params.set('cursor', String(last?.id))
-      return { books: page, next: more ? `/books?${params}` : undefined, total: stored.length }
+      return { items: page, next: more ? `/books?${params}` : undefined, total: stored.length }
     },
   }
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { importType, nextLink } from '../src/api.ts'
 import { checkBook } from '../src/book-rules.ts'
-import { describeOrder, EVERY_BOOK, exportUrl, firstPageUrl, isFiltered, parseSort, sameQuery } from '../src/find-query.ts'
+import { describeOrder, EVERY_BOOK, exportQuery, firstPageUrl, isFiltered, parseSort, sameQuery } from '../src/find-query.ts'
+import { importFormat } from '../src/import-plan.ts'
 
 const DUNE = { title: 'Dune', author: 'Frank Herbert', year: '1965' }
 
@@ -53,16 +53,14 @@ describe('the query of "Finding books" (CONTRACT section 9)', () => {
 
   it('exports with the same words, filters and sort, without paging', () => {
     const query = { q: 'harr pott', author: 'rowling', yearFrom: '', yearTo: '2000', sort: { field: 'year' as const, descending: false } }
-    const url = new URL(exportUrl(query), 'http://x')
-    assert.equal(url.pathname, '/books/export')
-    assert.deepEqual(Object.fromEntries(url.searchParams), {
+    assert.deepEqual(exportQuery(query), {
       q: 'harr pott',
       author: 'rowling',
       year_to: '2000',
       sort: 'year',
       format: 'csv',
     })
-    assert.equal(exportUrl(EVERY_BOOK), '/books/export?format=csv')
+    assert.deepEqual(exportQuery(EVERY_BOOK), { format: 'csv' })
   })
 
   it('reads the sorts of one column the table offers, and no other', () => {
@@ -80,17 +78,14 @@ describe('the query of "Finding books" (CONTRACT section 9)', () => {
     assert.equal(describeOrder({ ...EVERY_BOOK, sort: { field: 'year', descending: true } }), 'by year, newest first')
   })
 
-  it('sends an import as CSV unless the file is named .ndjson or .json', () => {
-    assert.equal(importType('books.csv'), 'text/csv')
-    assert.equal(importType('books.txt'), 'text/csv')
-    assert.equal(importType('Books.NDJSON'), 'application/x-ndjson')
-    assert.equal(importType('books.json'), 'application/json')
-  })
-
-  it('follows the rel="next" link of the Link header as it is', () => {
-    assert.equal(nextLink('</books?cursor=abc%3D&limit=50>; rel="next"'), '/books?cursor=abc%3D&limit=50')
-    assert.equal(nextLink('</books?limit=50&after=50>; rel="next"'), '/books?limit=50&after=50')
-    assert.equal(nextLink(null), undefined)
-    assert.equal(nextLink('</books?limit=1>; rel="prev"'), undefined)
+  it('sends an import in the format its name ends in, and as CSV when the name says none', () => {
+    assert.deepEqual(['books.csv', 'books.txt', 'Books.NDJSON', 'books.json', 'books.tsv', 'export'].map(importFormat), [
+      'csv',
+      'csv',
+      'ndjson',
+      'json',
+      'tsv',
+      'csv',
+    ])
   })
 })
