@@ -57,7 +57,19 @@ function sendAll(reply: FastifyReply, pages: BookPages<JsonPage>) {
     // that long outlive young collections and fill the old generation.
     { objectMode: false },
   )
+  endsWith(body, pages)
   return reply.type('application/json; charset=utf-8').send(body)
+}
+
+/**
+ * Ends the read of `pages` when `body` closes, however it closes: a client gone before the body
+ * was first read destroys it without running its generator, which would keep the read (and on
+ * PostgreSQL its connection) for ever.
+ */
+export function endsWith(body: Readable, pages: BookPages<unknown>): void {
+  body.once('close', () => {
+    pages.close().catch(() => {})
+  })
 }
 
 /**

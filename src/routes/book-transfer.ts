@@ -18,7 +18,7 @@ import { InvalidInput } from '../books/errors.ts'
 import type { BookReader } from '../store/store.ts'
 import type { Book } from '../books/book.ts'
 import { findQueryOf, parseBookQuery } from '../books/list-parameters.ts'
-import { changeSeqOf } from './book-list.ts'
+import { changeSeqOf, endsWith } from './book-list.ts'
 import { exportAnswers, importAnswers, importBody, ImportQuery, UNSUPPORTED_MEDIA_TYPE, unsupportedCharset } from './book-transfer-docs.ts'
 
 declare module 'fastify' {
@@ -214,11 +214,13 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
       async function* books(): AsyncGenerator<Book[]> {
         for await (const page of pages) yield page.map(({ book }) => book)
       }
+      const body = file.write(books())
+      endsWith(body, pages)
       return (reply as FastifyReply)
         .type(file.type)
         .header('content-disposition', `attachment; filename="${file.name}"`)
         .header('cache-control', 'no-store')
-        .send(file.write(books()))
+        .send(body)
     },
   )
 }

@@ -25,6 +25,22 @@ function nextAnswer(socket: Socket): Promise<void> {
   })
 }
 
+/** `real` reading through `reader`, bound to the store itself: its methods use private fields, which a copy does not have. */
+function storeWith(real: SqliteStore, reader: BookReader): Store {
+  return {
+    reader,
+    books: real.books,
+    changes: real.changes,
+    trash: real.trash,
+    accounts: real.accounts,
+    loginFailures: real.loginFailures,
+    idempotencyKeys: real.idempotencyKeys,
+    transaction: real.transaction.bind(real),
+    ping: real.ping.bind(real),
+    close: real.close.bind(real),
+  }
+}
+
 test('other requests are answered between the pages of a long unpaged GET /books', async (t) => {
   let pagesRead = 0
   let onFirstPage = () => {}
@@ -47,19 +63,7 @@ test('other requests are answered between the pages of a long unpaged GET /books
         () => {},
       ),
   } as unknown as BookReader
-  // Bound to the store itself: its methods use private fields, which a copy does not have.
-  const store: Store = {
-    reader,
-    books: real.books,
-    changes: real.changes,
-    trash: real.trash,
-    accounts: real.accounts,
-    loginFailures: real.loginFailures,
-    idempotencyKeys: real.idempotencyKeys,
-    transaction: real.transaction.bind(real),
-    ping: real.ping.bind(real),
-    close: real.close.bind(real),
-  }
+  const store = storeWith(real, reader)
   const app = await buildTestApp({}, { store })
   t.after(() => app.close())
   const port = await listenOnLoopback(app)
@@ -83,3 +87,43 @@ test('other requests are answered between the pages of a long unpaged GET /books
   assert.ok(pagesWhenAnswered > 0, '/healthz was answered while the list streamed')
   assert.ok(pagesWhenAnswered <= 4, `/healthz waited for ${pagesWhenAnswered} of ${PAGES} pages`)
 })
+
+for (const path of ['/books', '/books/export']) {
+  test(`GET ${path} ends its read when the client has gone before the first byte was sent`, { timeout: 10_000 }, async (t) => {
+    const real = new SqliteStore({ path: ':memory:' })
+    let asked = () => {}
+    let answer = () => {}
+    let ended = () => {}
+    const askedFor = new Promise<void>((resolve) => (asked = resolve))
+    const readEnded = new Promise<void>((resolve) => (ended = resolve))
+    const reader = {
+      pages: async () => {
+        asked()
+        // The read answers only once its client has gone.
+        await new Promise<void>((resolve) => (answer = resolve))
+        const books = [{ id: 1, title: 'T', author: 'A', year: 2000 }]
+        return readPages(
+          { total: undefined, changeSeq: 0 },
+          { page: path === '/books' ? { json: JSON.stringify(books), size: 1, last: [1] } : books.map((book) => ({ book })), done: false },
+          () => new Promise(() => {}),
+          ended,
+        )
+      },
+    } as unknown as BookReader
+    const store = storeWith(real, reader)
+    const app = await buildTestApp({}, { store })
+    t.after(() => app.close())
+    const port = await listenOnLoopback(app)
+    const token = await issueToken(app)
+
+    const client = connect({ port, host: '127.0.0.1' })
+    client.on('error', () => {})
+    client.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\n\r\n`)
+    await askedFor
+    client.destroy()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    answer()
+    // Without an end, the read (and on PostgreSQL its connection) would be held for ever.
+    await readEnded
+  })
+}
