@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { readPages, type PageStep } from '../../src/store/pages.ts'
 import type { BookReader, JsonPage, Store } from '../../src/store/store.ts'
 import { SqliteStore } from '../../src/store/sqlite/store.ts'
@@ -25,9 +25,11 @@ function nextAnswer(socket: Socket): Promise<void> {
   })
 }
 
-/** `real` reading through `reader`, bound to the store itself: its methods use private fields, which a copy does not have. */
-function storeWith(real: SqliteStore, reader: BookReader): Store {
-  return {
+/** The service on an in-memory store that reads books through `reader`: its port and a token. */
+async function serveWith(t: TestContext, reader: BookReader) {
+  const real = new SqliteStore({ path: ':memory:' })
+  // Bound to the store itself: its methods use private fields, which a copy does not have.
+  const store: Store = {
     reader,
     books: real.books,
     changes: real.changes,
@@ -39,13 +41,15 @@ function storeWith(real: SqliteStore, reader: BookReader): Store {
     ping: real.ping.bind(real),
     close: real.close.bind(real),
   }
+  const app = await buildTestApp({}, { store })
+  t.after(() => app.close())
+  return { port: await listenOnLoopback(app), token: await issueToken(app) }
 }
 
 test('other requests are answered between the pages of a long unpaged GET /books', async (t) => {
   let pagesRead = 0
   let onFirstPage = () => {}
   // A reader whose whole list runs to 40 pages of 1000 books, each arriving as the readers' threads send them.
-  const real = new SqliteStore({ path: ':memory:' })
   const page = (): PageStep<JsonPage> => {
     pagesRead++
     if (pagesRead === 1) onFirstPage()
@@ -63,11 +67,7 @@ test('other requests are answered between the pages of a long unpaged GET /books
         () => {},
       ),
   } as unknown as BookReader
-  const store = storeWith(real, reader)
-  const app = await buildTestApp({}, { store })
-  t.after(() => app.close())
-  const port = await listenOnLoopback(app)
-  const token = await issueToken(app)
+  const { port, token } = await serveWith(t, reader)
 
   const probe = connect({ port, host: '127.0.0.1' })
   t.after(() => probe.destroy())
@@ -90,7 +90,6 @@ test('other requests are answered between the pages of a long unpaged GET /books
 
 for (const path of ['/books', '/books/export']) {
   test(`GET ${path} ends its read when the client has gone before the first byte was sent`, { timeout: 10_000 }, async (t) => {
-    const real = new SqliteStore({ path: ':memory:' })
     let asked = () => {}
     let answer = () => {}
     let ended = () => {}
@@ -110,11 +109,7 @@ for (const path of ['/books', '/books/export']) {
         )
       },
     } as unknown as BookReader
-    const store = storeWith(real, reader)
-    const app = await buildTestApp({}, { store })
-    t.after(() => app.close())
-    const port = await listenOnLoopback(app)
-    const token = await issueToken(app)
+    const { port, token } = await serveWith(t, reader)
 
     const client = connect({ port, host: '127.0.0.1' })
     client.on('error', () => {})
