@@ -47,7 +47,7 @@ export class PasswordHasher {
   /** A hash no password matches, checked against when there is no user, so that the refusal takes as long. */
   #decoy: Promise<string> | undefined
 
-  constructor({ lanes = 1, queue = 64, maxWaitMs = 15_000, alwaysQueue = 16 }: PasswordHasherOptions = {}) {
+  constructor({ lanes = 1, queue = 64, maxWaitMs = 15_000, alwaysQueue = 32 }: PasswordHasherOptions = {}) {
     this.#lanes = lanes
     this.#queue = queue
     this.#maxWaitMs = maxWaitMs
