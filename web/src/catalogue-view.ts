@@ -110,7 +110,13 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
 
   function render() {
     const books = pageBooks()
+    // Rows are drawn anew: a book that had the focus keeps it, whatever redrew the table (a change heard from others included).
+    const focusedRow =
+      document.activeElement instanceof HTMLElement && table.element.contains(document.activeElement)
+        ? document.activeElement.closest<HTMLElement>('tr[data-id]')?.dataset.id
+        : undefined
     table.show(books, state.query.sort, selection.has)
+    if (focusedRow !== undefined && !table.element.contains(document.activeElement)) table.focusRow(Number(focusedRow))
     table.element.hidden = books.length === 0
     pager.element.hidden = books.length === 0
     pager.show(state.page, pageCount(), state.size)
