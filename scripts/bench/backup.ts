@@ -7,7 +7,6 @@
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
@@ -15,63 +14,13 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { seedSqlite } from './catalogue.ts'
-import { login, startService, type Service } from './service.ts'
+import { login, startService } from './service.ts'
+import { steadyWrites, type Write } from './steady-writes.ts'
 
 const BACKUP = fileURLToPath(new URL('../backup.ts', import.meta.url))
 const WARM_UP_MS = 5000
 const BEFORE_MS = 20_000
 const AFTER_MS = 5000
-
-interface Write {
-  title: string
-  sentAt: number
-  answeredAt?: number
-  status?: number
-  id?: number
-}
-
-/** Sends `rate` new books a second, each on time whatever became of the ones before, until stopped. */
-function steadyWrites(service: Service, token: string, rate: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 })
-  const writes: Write[] = []
-  let stopped = false
-  const send = (n: number) => {
-    const write: Write = { title: `Written during the backup benchmark ${n}`, sentAt: performance.now() }
-    writes.push(write)
-    const body = JSON.stringify({ title: write.title, author: 'Backup Bench', year: 2026 })
-    const req = request(`${service.baseUrl}/book`, { method: 'POST', agent, headers: { authorization: token } }, (res) => {
-      let text = ''
-      res.on('data', (chunk) => (text += chunk))
-      res.on('end', () => {
-        write.answeredAt = performance.now()
-        write.status = res.statusCode!
-        if (write.status === 201) write.id = (JSON.parse(text) as { data: { id: number } }).data.id
-      })
-    })
-    req.on('error', () => (write.status = 0))
-    req.end(body)
-  }
-  const pacing = (async () => {
-    const interval = 1000 / rate
-    const start = performance.now()
-    for (let n = 0; !stopped; n++) {
-      const due = start + n * interval
-      const wait = due - performance.now()
-      if (wait > 0) await sleep(wait)
-      send(n)
-    }
-  })()
-  return {
-    writes,
-    async stop() {
-      stopped = true
-      await pacing
-      const deadline = performance.now() + 10_000
-      while (writes.some((write) => write.status === undefined) && performance.now() < deadline) await sleep(50)
-      agent.destroy()
-    },
-  }
-}
 
 /** Runs `npm run backup`'s script as an operator would, with each line it prints and when. */
 function runBackup(dbUrl: string, target: string): Promise<{ code: number | null; lines: { atMs: number; text: string }[] }> {
@@ -155,7 +104,10 @@ export async function main(args: string[]): Promise<void> {
     let backupStart: number
     let backupEnd: number
     try {
-      writer = steadyWrites(service, await login(service), rate)
+      writer = steadyWrites(service, await login(service), rate, {
+        title: (n) => `Written during the backup benchmark ${n}`,
+        author: 'Backup Bench',
+      })
       await sleep(WARM_UP_MS + BEFORE_MS)
       console.log(`backing up while ${rate} writes a second go on`)
       backupStart = performance.now()

@@ -11,7 +11,7 @@
  *    none open and with them open, in `runs` interleaved runs each.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { Agent, request, type IncomingMessage } from 'node:http'
+import { request, type IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -20,6 +20,7 @@ import { bookPaths, describeSpread, spread } from './measure.ts'
 import { createDatabase, dropDatabase } from './postgres.ts'
 import { describeMachine } from './report.ts'
 import { createBooks, login, startService, type Service } from './service.ts'
+import { steadyWrites } from './steady-writes.ts'
 import { percentile } from './timed.ts'
 import { wrk, type Run } from './wrk.ts'
 
@@ -31,13 +32,6 @@ const GRACE_MS = 5000
 const ROOMY = { MAX_CONNECTIONS: '8192', MAX_CONNECTIONS_PER_ADDRESS: '8192', MAX_STREAMS: '8192' }
 
 /** One write and what became of it: when it was sent, when its 201 came, its book. */
-interface Write {
-  sentAt: number
-  answeredAt?: number
-  status?: number
-  id?: number
-}
-
 /** A stream of changes: when each created book's event came, and every seq, in the order they came. */
 interface Follower {
   arrivals: Map<number, number>
@@ -81,47 +75,6 @@ function follow(service: Service, token: string, path = '/books/changes?since=la
   })
 }
 
-/** Sends `rate` new books a second to `service`, each on time whatever became of the ones before, until stopped. */
-function steadyWrites(service: Service, token: string, rate: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 })
-  const writes: Write[] = []
-  let stopped = false
-  const send = (n: number) => {
-    const write: Write = { sentAt: performance.now() }
-    writes.push(write)
-    const body = JSON.stringify({ title: `Followed ${n}`, author: 'Feed Bench', year: 2026 })
-    const req = request(`${service.baseUrl}/book`, { method: 'POST', agent, headers: { authorization: token } }, (res) => {
-      let text = ''
-      res.on('data', (chunk) => (text += chunk))
-      res.on('end', () => {
-        write.answeredAt = performance.now()
-        write.status = res.statusCode!
-        if (write.status === 201) write.id = (JSON.parse(text) as { data: { id: number } }).data.id
-      })
-    })
-    req.on('error', () => (write.status = 0))
-    req.end(body)
-  }
-  const pacing = (async () => {
-    const start = performance.now()
-    for (let n = 0; !stopped; n++) {
-      const wait = start + (n * 1000) / rate - performance.now()
-      if (wait > 0) await sleep(wait)
-      send(n)
-    }
-  })()
-  return {
-    writes,
-    async stop() {
-      stopped = true
-      await pacing
-      const deadline = performance.now() + 10_000
-      while (writes.some((write) => write.status === undefined) && performance.now() < deadline) await sleep(50)
-      agent.destroy()
-    },
-  }
-}
-
 interface LatencyRow {
   setup: string
   writes: number
@@ -138,7 +91,7 @@ async function latency(setup: string, writer: Service, reader: Service, rate: nu
   const token = await login(writer)
   const follower = await follow(reader, await login(reader))
   try {
-    const writing = steadyWrites(writer, token, rate)
+    const writing = steadyWrites(writer, token, rate, { title: (n) => `Followed ${n}`, author: 'Feed Bench' })
     await sleep(WARM_UP_MS + seconds * 1000)
     await writing.stop()
     const counted = writing.writes.filter((write) => write.sentAt >= writing.writes[0]!.sentAt + WARM_UP_MS)
@@ -195,7 +148,7 @@ async function manyStreams(work: string, count: number, runs: number, seconds: n
     await sleep(1000)
     const idle = rss(service.pid)
     // 1,000 changes, 100 a second, each to every stream.
-    const writing = steadyWrites(service, token, 100)
+    const writing = steadyWrites(service, token, 100, { title: (n) => `Followed ${n}`, author: 'Feed Bench' })
     await sleep(10_000)
     await writing.stop()
     const newest = Math.max(...writing.writes.map((write) => write.id ?? 0))
