@@ -40,6 +40,27 @@ async function checkSearchable(store: Store) {
   assert.deepEqual((await find(store, { q: 'soled' })).titles, ['Soledad Nueva', 'Cien años de soledad'])
 }
 
+/** A PostgreSQL store made at the `applied` migrations and filled by `fill`, then opened, which migrates the rest. */
+async function postgresAt(t: TestContext, applied: (migration: Migration) => boolean, fill: (client: pg.Client) => Promise<void>) {
+  const schema = await createTestSchema()
+  t.after(() => schema.drop())
+  const client = new pg.Client({ connectionString: schema.url })
+  await client.connect()
+  try {
+    await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL)')
+    for (const migration of loadMigrations('postgres').filter(applied)) {
+      await client.query(migration.sql)
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
+    }
+    await fill(client)
+  } finally {
+    await client.end()
+  }
+  const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+  t.after(() => store.close())
+  return store
+}
+
 /**
  * An SQLite file as the version with migrations up to `version` left it, open to write books into;
  * or with the migrations that `applied` picks.
@@ -82,27 +103,17 @@ describe('a database made before finding books upgrades in place', () => {
     'on postgres, every existing book becomes searchable',
     { skip: storeEngines.find((engine) => engine.name === 'postgres')!.skip },
     async (t) => {
-      const schema = await createTestSchema()
-      t.after(() => schema.drop())
-      const client = new pg.Client({ connectionString: schema.url })
-      await client.connect()
-      try {
-        await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL)')
-        for (const migration of loadMigrations('postgres').filter(({ version }) => version <= BEFORE_FINDING)) {
-          await client.query(migration.sql)
-          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
-        }
-        await client.query('INSERT INTO books (title, author, year) SELECT * FROM unnest($1::text[], $2::text[], $3::int[])', [
-          OLD_BOOKS.map((book) => book.title),
-          OLD_BOOKS.map((book) => book.author),
-          OLD_BOOKS.map((book) => book.year),
-        ])
-      } finally {
-        await client.end()
-      }
-
-      const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
-      t.after(() => store.close())
+      const store = await postgresAt(
+        t,
+        ({ version }) => version <= BEFORE_FINDING,
+        async (client) => {
+          await client.query('INSERT INTO books (title, author, year) SELECT * FROM unnest($1::text[], $2::text[], $3::int[])', [
+            OLD_BOOKS.map((book) => book.title),
+            OLD_BOOKS.map((book) => book.author),
+            OLD_BOOKS.map((book) => book.year),
+          ])
+        },
+      )
       await checkSearchable(store)
     },
   )
@@ -195,16 +206,7 @@ describe('a database made before titles were filed upgrades in place', () => {
     'on postgres, the books it holds sort by their filing titles',
     { skip: storeEngines.find((engine) => engine.name === 'postgres')!.skip },
     async (t) => {
-      const schema = await createTestSchema()
-      t.after(() => schema.drop())
-      const client = new pg.Client({ connectionString: schema.url })
-      await client.connect()
-      try {
-        await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL)')
-        for (const migration of loadMigrations('postgres').filter(beforeFiling)) {
-          await client.query(migration.sql)
-          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
-        }
+      const store = await postgresAt(t, beforeFiling, async (client) => {
         for (const [n, title] of UNFILED.entries()) {
           const keys = searchKeys({ title, author: 'Filer' })
           await client.query(
@@ -213,12 +215,7 @@ describe('a database made before titles were filed upgrades in place', () => {
             [title, 1900 + n, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords],
           )
         }
-      } finally {
-        await client.end()
-      }
-
-      const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
-      t.after(() => store.close())
+      })
       await checkFiled(store)
     },
   )
