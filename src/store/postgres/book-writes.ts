@@ -142,13 +142,16 @@ const DELETE: Statement = {
 
 // The trash's rows are locked in id order first, as the books' are by an update: a restore and
 // a purge of one book wait for each other, and the second finds it gone.
-const RESTORE: Statement = {
-  name: 'books_restore_batch',
-  text: `WITH input AS (
+/** The books asked for, each with its actor, and their rows in the trash locked. */
+const TRASH_LOCKED = `WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS u(id, actor, n)
   ), locked AS MATERIALIZED (
     SELECT id FROM trashed_books WHERE id IN (SELECT id FROM input) ORDER BY id FOR UPDATE
-  ), restored AS (
+  ),`
+
+const RESTORE: Statement = {
+  name: 'books_restore_batch',
+  text: `${TRASH_LOCKED} restored AS (
     DELETE FROM trashed_books t USING input u
     WHERE t.id = u.id AND (SELECT count(*) FROM locked) >= 0
     RETURNING t.id, t.title, t.author, t.year, t.revision + 1 AS revision,
@@ -164,11 +167,7 @@ const RESTORE: Statement = {
 // sees the rows as they were when the statement began, so the new one stays.
 const PURGE: Statement = {
   name: 'books_purge_batch',
-  text: `WITH input AS (
-    SELECT * FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS u(id, actor, n)
-  ), locked AS MATERIALIZED (
-    SELECT id FROM trashed_books WHERE id IN (SELECT id FROM input) ORDER BY id FOR UPDATE
-  ), purged AS (
+  text: `${TRASH_LOCKED} purged AS (
     DELETE FROM trashed_books t USING input u
     WHERE t.id = u.id AND (SELECT count(*) FROM locked) >= 0
     RETURNING t.id, u.actor, u.n, NULL::text AS title, NULL::text AS author, NULL::int AS year, NULL::bigint AS revision
