@@ -143,7 +143,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     store: store.accounts,
     directory,
     // Half the request timeout: a login refused sooner is answered; one left waiting would not be.
-    hasher: new PasswordHasher({ maxWaitMs: config.limits.requestTimeoutMs / 2 }),
+    hasher: new PasswordHasher({ cost: config.passwordHashCost, maxWaitMs: config.limits.requestTimeoutMs / 2 }),
     checkConfigured: createCredentialCheck(config.username, config.password),
     configuredUsername: config.username,
   })

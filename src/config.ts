@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { parseEnv } from 'node:util'
+import { DEFAULT_HASH_COST, HASH_COSTS } from './auth/passwords.ts'
 import { passwordWeakness, secretWeakness } from './auth/weak-settings.ts'
 import { STORE_DEADLINE_MS } from './store/store.ts'
 
@@ -34,6 +35,8 @@ export interface Config {
   /** `normal` survives a crash of the process; `full` also survives a power loss. */
   sqliteSynchronous: 'normal' | 'full'
   limits: ConnectionLimits
+  /** scrypt's N of new password hashes is 2 to this power. */
+  passwordHashCost: number
   /** Days a deleted book stays in the trash before it is purged. */
   trashRetentionDays: number
   /** Change streams (`GET /books/changes` as Server-Sent Events) open at once on the instance, all its workers together; more get 503. */
@@ -324,6 +327,14 @@ export function loadConfig(env: Env): Config {
     corsOrigins: parseCorsOrigins(value(env, 'CORS_ORIGINS')),
     sqliteSynchronous: parseSynchronous(value(env, 'SQLITE_SYNCHRONOUS')),
     limits: parseLimits(env),
+    // Production may make hashes stronger than the default, never weaker.
+    passwordHashCost: parseBoundedInt(
+      env,
+      'PASSWORD_HASH_COST',
+      DEFAULT_HASH_COST,
+      production ? DEFAULT_HASH_COST : HASH_COSTS.min,
+      HASH_COSTS.max,
+    ),
     trashRetentionDays: parseBoundedInt(env, 'TRASH_RETENTION_DAYS', 30, 0, 36_500),
     maxStreams: parseBoundedInt(env, 'MAX_STREAMS', 1000, 1, 1_000_000),
     workers,

@@ -347,6 +347,25 @@ describe('TRASH_RETENTION_DAYS', () => {
   })
 })
 
+describe('PASSWORD_HASH_COST', () => {
+  it('is 14 by default, and 10 to 17 outside production', () => {
+    assert.equal(loadConfig({}).passwordHashCost, 14)
+    assert.equal(loadConfig({ PASSWORD_HASH_COST: '10' }).passwordHashCost, 10)
+    assert.equal(loadConfig({ PASSWORD_HASH_COST: '17' }).passwordHashCost, 17)
+  })
+
+  it('may make hashes stronger in production, never weaker', () => {
+    assert.equal(loadConfig({ ...production, PASSWORD_HASH_COST: '15' }).passwordHashCost, 15)
+    assert.throws(() => loadConfig({ ...production, PASSWORD_HASH_COST: '13' }), /PASSWORD_HASH_COST must be a whole number from 14 to 17/)
+  })
+
+  it('refuses anything else, naming the variable', () => {
+    for (const raw of ['9', '18', '14.5', 'high']) {
+      assert.throws(() => loadConfig({ PASSWORD_HASH_COST: raw }), /PASSWORD_HASH_COST must/, raw)
+    }
+  })
+})
+
 describe('MAX_STREAMS', () => {
   it('is 1000 by default, and any whole number from 1 up to a million', () => {
     assert.equal(loadConfig({}).maxStreams, 1000)

@@ -33,6 +33,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     corsOrigins: [],
     sqliteSynchronous: 'normal',
     limits: DEFAULT_LIMITS,
+    // The cheapest hashes: tests log in wrongly by the hundred; test/auth/passwords.test.ts checks the default.
+    passwordHashCost: 10,
     trashRetentionDays: 30,
     maxStreams: 1000,
     workers: 1,

@@ -2,13 +2,20 @@ import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
 import { Busy } from './errors.ts'
 
 /**
- * scrypt with N=2^14, r=8, p=5: one of the settings the OWASP password storage cheat sheet gives
- * as equal in strength to N=2^17, r=8, p=1, with a sixteenth of its memory (16 MiB a hash).
+ * scrypt's cost: N=2^14 with r=8, p=5 is one of the settings the OWASP password storage cheat
+ * sheet gives as equal in strength to N=2^17, r=8, p=1, with a sixteenth of its memory (16 MiB a
+ * hash). Each hash carries its own parameters, so a change of cost applies to new hashes and
+ * leaves the stored ones checkable.
  */
-const PARAMS = { N: 2 ** 14, r: 8, p: 5 }
+export const DEFAULT_HASH_COST = 14
+/** The costs PASSWORD_HASH_COST may choose: below 10 a hash is cheap to guess; 17 needs 128 MiB a hash. */
+export const HASH_COSTS = { min: 10, max: 17 }
+const R = 8
+const P = 5
 const KEY_BYTES = 32
 const SALT_BYTES = 16
-const MAXMEM = 64 * 1024 * 1024
+/** scrypt takes 128 * N * r bytes: room for the highest cost, with the slack it asks for. */
+const MAXMEM = 2 * 128 * R * 2 ** HASH_COSTS.max
 
 function derive(password: string, salt: Buffer, N: number, r: number, p: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -17,6 +24,8 @@ function derive(password: string, salt: Buffer, N: number, r: number, p: number)
 }
 
 export interface PasswordHasherOptions {
+  /** scrypt's N of new hashes is 2 to this power (PASSWORD_HASH_COST). */
+  cost?: number
   /** Hashes computed at once, each on a thread of libuv's pool and a core of its own. */
   lanes?: number
   /** Hashes waiting for a lane; more are refused with 503, so that memory stays bounded. */
@@ -40,6 +49,7 @@ export class PasswordHasher {
   readonly #queue: number
   readonly #maxWaitMs: number
   readonly #alwaysQueue: number
+  readonly #N: number
   /** A moving average of how long a hash took, in ms; 0 until one has been timed. */
   #meanMs = 0
   #running = 0
@@ -47,7 +57,8 @@ export class PasswordHasher {
   /** A hash no password matches, checked against when there is no user, so that the refusal takes as long. */
   #decoy: Promise<string> | undefined
 
-  constructor({ lanes = 1, queue = 64, maxWaitMs = 15_000, alwaysQueue = 32 }: PasswordHasherOptions = {}) {
+  constructor({ cost = DEFAULT_HASH_COST, lanes = 1, queue = 64, maxWaitMs = 15_000, alwaysQueue = 32 }: PasswordHasherOptions = {}) {
+    this.#N = 2 ** cost
     this.#lanes = lanes
     this.#queue = queue
     this.#maxWaitMs = maxWaitMs
@@ -58,8 +69,8 @@ export class PasswordHasher {
   hash(password: string): Promise<string> {
     return this.#inLane(async () => {
       const salt = randomBytes(SALT_BYTES)
-      const key = await derive(password, salt, PARAMS.N, PARAMS.r, PARAMS.p)
-      return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), key.toString('base64url')].join('$')
+      const key = await derive(password, salt, this.#N, R, P)
+      return ['scrypt', this.#N, R, P, salt.toString('base64url'), key.toString('base64url')].join('$')
     })
   }
 

@@ -13,6 +13,14 @@ test('a hash verifies its own password and no other', async () => {
   assert.equal(await hasher.decoy('a quiet harbour at dawn'), false)
 })
 
+test('a cost of its own makes new hashes of that cost, and hashes of another cost still verify', async () => {
+  const cheap = new PasswordHasher({ cost: 10 })
+  const stored = await cheap.hash('a quiet harbour at dawn')
+  assert.match(stored, /^scrypt\$1024\$8\$5\$/)
+  assert.equal(await new PasswordHasher().verify('a quiet harbour at dawn', stored), true)
+  assert.equal(await cheap.verify('a quiet harbour at dawn', await new PasswordHasher({ cost: 11 }).hash('a quiet harbour at dawn')), true)
+})
+
 test('beyond the hashes that may wait, one more is refused at once', async () => {
   const hasher = new PasswordHasher({ lanes: 1, queue: 2, maxWaitMs: 60_000 })
   const admitted = [1, 2, 3].map((i) => hasher.hash(`password number ${i}`))

@@ -70,6 +70,7 @@ export function serviceEnv(dbUrl: string, extra: Record<string, string> = {}): R
     AUTH_USERNAME: TEST_USERNAME,
     AUTH_PASSWORD: TEST_PASSWORD,
     LOG_LEVEL: 'info',
+    PASSWORD_HASH_COST: '10',
     ...extra,
   }
 }
