@@ -73,10 +73,10 @@ export function resumingStream(target: StreamTarget, onEvent: (event: StreamEven
     let done = false
     /** The connection is over, however: the next one is made after the delay. */
     const over = (cut: boolean) => {
-      if (done) return
+      if (done || closed) return
       done = true
       if (cut) stream.cuts++
-      if (!closed) timer = setTimeout(connect, Math.min(retryMs, MAX_RETRY_MS))
+      timer = setTimeout(connect, Math.min(retryMs, MAX_RETRY_MS))
     }
     const headers = { accept: 'text/event-stream', ...target.headers, ...(lastEventId !== undefined && { 'last-event-id': lastEventId }) }
     current = request({ socketPath: target.socketPath, path: target.path, agent: false, headers }, (res) => {
