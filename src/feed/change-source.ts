@@ -107,14 +107,18 @@ export class ChangeSource {
    */
   subscribe(subscriber: Subscriber): void {
     if (this.#closed) return
-    if (this.#subscribers.size === 0) {
+    const idle = this.#subscribers.size === 0
+    if (idle) {
       this.#position = subscriber.position
       this.#recent = []
       this.#recentBytes = 0
       this.#poll = setInterval(() => this.signal(), this.#pollMs).unref()
     }
     this.#subscribers.add(subscriber)
-    this.#listening ??= this.#listen()
+    if (this.#listening === undefined) this.#listening = this.#listen()
+    // The word of commits made since the subscriber read the log reached an idle source, which
+    // let it pass: the log is read now rather than at the next poll.
+    else if (idle) this.signal()
   }
 
   unsubscribe(subscriber: Subscriber): void {

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { Change } from '../../src/books/change.ts'
+import { ChangeSource, type ChangeBatch, type Subscriber } from '../../src/feed/change-source.ts'
+
+/** A log held in memory, and the word of its commits, as a store gives them. */
+function memoryStore() {
+  const changes: Change[] = []
+  let heard: (() => void) | undefined
+  return {
+    log: { changesAfter: (seq: number, limit: number) => Promise.resolve(changes.filter((c) => c.seq > seq).slice(0, limit)) },
+    signals: {
+      listen: (signal: () => void) => {
+        heard = signal
+        return Promise.resolve(() => Promise.resolve())
+      },
+    },
+    commit(seq: number) {
+      changes.push({
+        seq,
+        bookId: seq,
+        kind: 'created',
+        actor: 'librarian',
+        at: 0,
+        book: { id: seq, title: 'Dune', author: 'Frank Herbert', year: 1965 },
+      })
+      heard?.()
+    },
+  }
+}
+
+function follower(position: number) {
+  const batches: ChangeBatch[] = []
+  let wake: (() => void) | undefined
+  const subscriber: Subscriber = {
+    position,
+    take(batch) {
+      batches.push(batch)
+      wake?.()
+    },
+  }
+  const next = () => new Promise<void>((resolve) => (wake = resolve))
+  return { subscriber, batches, next }
+}
+
+test('a stream that joins an idle source is given the changes committed while nobody listened, without waiting for the poll', async () => {
+  const store = memoryStore()
+  // A poll that never comes within the test: only the word of a commit, or the join, reads the log.
+  const source = new ChangeSource({ ...store, pollMs: 3_600_000, onError: (err) => assert.fail(String(err)) })
+  const first = follower(0)
+  const firstTaken = first.next()
+  source.subscribe(first.subscriber)
+  store.commit(1)
+  await firstTaken
+  source.unsubscribe(first.subscriber)
+
+  // Committed while the source is idle: its word reaches nobody.
+  store.commit(2)
+  const second = follower(1)
+  const secondTaken = second.next()
+  source.subscribe(second.subscriber)
+  await secondTaken
+  assert.deepEqual(
+    second.batches.flatMap((batch) => batch.seqs),
+    [2],
+  )
+  await source.close()
+})
