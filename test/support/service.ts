@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { after } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -127,6 +127,9 @@ function launch(command: string, args: string[], { cwd, env, ownDir, group }: La
       PATH: process.env.PATH ?? '',
       // Under `--experimental-test-coverage` the service's own code counts too.
       ...(process.env.NODE_V8_COVERAGE && { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE }),
+      // The suite's compiled code, kept between processes: each of the hundreds of services the
+      // tests start would otherwise strip and compile the same sources again.
+      ...(process.env.NODE_COMPILE_CACHE && { NODE_COMPILE_CACHE: resolve(process.env.NODE_COMPILE_CACHE) }),
       HOST: '127.0.0.1',
       PORT: '0',
       ...env,
