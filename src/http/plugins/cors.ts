@@ -23,8 +23,8 @@ export const crossOrigin = fp<{ origins: readonly string[] }>(
         callback(null, {
           origin,
           methods: ['GET', 'POST', 'PUT', 'DELETE'],
-          allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'Last-Event-ID'],
-          exposedHeaders: ['ETag', 'Location', 'Link', 'Retry-After', 'X-Change-Seq'],
+          allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'Idempotency-Key', 'Last-Event-ID'],
+          exposedHeaders: ['Content-Disposition', 'ETag', 'Location', 'Link', 'Retry-After', 'X-Change-Seq', 'X-Total-Count'],
           // Tokens travel in a header, never in cookies, so credentialed requests are not needed.
           credentials: false,
           maxAge: 600,

@@ -34,6 +34,8 @@ describe('CORS', () => {
       assert.match(String(res.headers['access-control-allow-headers']), /If-Match/)
       // A page that resumes the changes where it left off says so.
       assert.match(String(res.headers['access-control-allow-headers']), /Last-Event-ID/)
+      // The typed client sends every write with a key, so that retrying it is safe.
+      assert.match(String(res.headers['access-control-allow-headers']), /Idempotency-Key/)
       assert.equal(res.headers['x-content-type-options'], 'nosniff')
     }
     await app.close()
@@ -45,6 +47,18 @@ describe('CORS', () => {
     const res = await app.inject(withToken(token, { method: 'GET', url: '/books', headers: { origin: ORIGIN } }))
     assert.equal(res.headers['x-change-seq'], '0')
     assert.match(String(res.headers['access-control-expose-headers']), /X-Change-Seq/)
+    await app.close()
+  })
+
+  it('lets a listed origin read the count of a find, and the file name of an export', async () => {
+    const app = await buildTestApp({ corsOrigins: [ORIGIN] })
+    const token = await issueToken(app)
+    const found = await app.inject(withToken(token, { method: 'GET', url: '/books?count=true&limit=1', headers: { origin: ORIGIN } }))
+    assert.equal(found.headers['x-total-count'], '0')
+    assert.match(String(found.headers['access-control-expose-headers']), /X-Total-Count/)
+    const exported = await app.inject(withToken(token, { method: 'GET', url: '/books/export?format=csv', headers: { origin: ORIGIN } }))
+    assert.match(String(exported.headers['content-disposition']), /attachment/)
+    assert.match(String(exported.headers['access-control-expose-headers']), /Content-Disposition/)
     await app.close()
   })
 
