@@ -24,6 +24,8 @@ export interface Measurement {
   /** Each run's rate over the mean rate of the two ceiling runs around it. */
   ratio: Spread
   cpuMicrosecondsPerRequest: Spread
+  /** What the service's JavaScript heap allocated per request, garbage included. */
+  bytesPerRequest: Spread
   p50Ms: Spread
   p99Ms: Spread
   ceilingRequestsPerSecond: Spread
@@ -102,7 +104,9 @@ export async function measureSteps(
       const runs: Run[] = []
       const ceilings = [lastCeiling]
       for (let i = 0; i < load.runs; i++) {
+        const allocatedBefore = await service.allocatedBytes()
         const run = await wrk(service.baseUrl, service.pid, workload, load, load.durationSeconds)
+        run.bytesPerRequest = ((await service.allocatedBytes()) - allocatedBefore) / Math.max(1, run.requests)
         runs.push(run)
         workload = afterRun(workload, run)
         ceilings.push(await ceilingRun(load.durationSeconds))
@@ -116,6 +120,7 @@ export async function measureSteps(
           runs.map((r, i) => r.requestsPerSecond / ((ceilings[i]!.requestsPerSecond + ceilings[i + 1]!.requestsPerSecond) / 2)),
         ),
         cpuMicrosecondsPerRequest: of(runs, (r) => r.cpuMicrosecondsPerRequest),
+        bytesPerRequest: of(runs, (r) => r.bytesPerRequest ?? 0),
         p50Ms: of(runs, (r) => r.p50Ms),
         p99Ms: of(runs, (r) => r.p99Ms),
         ceilingRequestsPerSecond: of(ceilings, (r) => r.requestsPerSecond),
@@ -129,7 +134,7 @@ export async function measureSteps(
       log(
         `  ${step.name.padEnd(24)} ratio ${describeSpread(measurement.ratio, 2)}, ${describeSpread(measurement.requestsPerSecond)} req/s ` +
           `(ceiling ${describeSpread(measurement.ceilingRequestsPerSecond)}); CPU µs/request ${describeSpread(measurement.cpuMicrosecondsPerRequest)} ` +
-          `(ceiling ${measurement.ceilingCpuMicrosecondsPerRequest.median.toFixed(0)})${problems}`,
+          `(ceiling ${measurement.ceilingCpuMicrosecondsPerRequest.median.toFixed(0)}); bytes/request ${describeSpread(measurement.bytesPerRequest)}${problems}`,
       )
     }
   } finally {
