@@ -89,10 +89,7 @@ for (const file of readdirSync(profiles)) {
   console.log(`${join(profiles, file)}\nwhere ${busyMs.toFixed(0)} ms of CPU went, start-up left out:`)
   for (const [who, share] of shares) console.log(`${(share * 100).toFixed(1).padStart(6)} %  ${who}`)
   if (pieces.length === 0 || run === undefined) continue
-  // The profile's busy time is the run's, give or take the setup before it: its shares, times
-  // the run's CPU per request, are each piece's cost per request.
-  console.log('each piece of the service, its own code and what it calls (µs per request):')
-  for (const [piece, share] of pieces) {
-    console.log(`${(share * 100).toFixed(1).padStart(6)} %  ${(share * run.cpuMicrosecondsPerRequest).toFixed(2).padStart(6)} µs  ${piece}`)
-  }
+  // Over the run's requests: the setup's hundred-odd requests before it are a few in thousands.
+  console.log(`each piece of the service, its own code and what it calls, over the run's ${run.requests} requests:`)
+  for (const [piece, micros] of pieces) console.log(`${(micros / run.requests).toFixed(2).padStart(8)} µs/request  ${piece}`)
 }

@@ -56,7 +56,8 @@ function owner(stack: CallFrame[]): string {
 /**
  * The pieces every request passes through, by the files that hold them. A sample belongs to the
  * innermost of these frames on its stack, whoever is on top (Fastify setting a header, pino
- * writing a line): what the piece's own code costs, not the framework's calling it.
+ * writing a line), unless a step of Fastify's lifecycle lies between: what the piece's own code
+ * costs, not the framework's calling it or going on after it.
  */
 const PIECES: [RegExp, string][] = [
   [/\/src\/http\/plugins\/security-headers\.ts$/, 'security headers'],
@@ -79,8 +80,17 @@ const PIECES: [RegExp, string][] = [
   [/\/src\/store\//, 'the store'],
 ]
 
+/**
+ * Fastify's request lifecycle: a hook that calls `done()` runs the rest of the request inside
+ * its own frame, so what runs above such a frame is the framework's next step, not the hook's.
+ */
+const LIFECYCLE = /\/node_modules\/fastify\/lib\/(hooks|handle-request|route|content-type-parser|validation|wrap-thenable|reply)\.js$/
+/** Reply methods a piece calls for itself (a header), unlike `send`, which starts the rest of the answer. */
+const OWN_CALLS = new Set(['Reply.header', 'Reply.headers', 'Reply.getHeader', 'Reply.hasHeader', 'Reply.removeHeader', 'Reply.code'])
+
 function pieceOf(stack: CallFrame[]): string | undefined {
-  for (const { url } of stack) {
+  for (const { url, functionName } of stack) {
+    if (LIFECYCLE.test(url) && !OWN_CALLS.has(functionName)) return undefined
     const found = PIECES.find(([pattern]) => pattern.test(url))
     if (found) return found[1]
   }
@@ -89,7 +99,7 @@ function pieceOf(stack: CallFrame[]): string | undefined {
 
 /**
  * Each owner's share of the busy samples, largest first, and the busy time in milliseconds; and
- * each piece's share (see PIECES), the rest being Node's and Fastify's own work.
+ * each piece's CPU time in microseconds (see PIECES), the rest being Node's and Fastify's own work.
  */
 export function profileShares(path: string): { busyMs: number; shares: [string, number][]; pieces: [string, number][] } {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile
@@ -119,5 +129,6 @@ export function profileShares(path: string): { busyMs: number; shares: [string, 
   micros.delete('start-up')
   const busy = [...micros.values()].reduce((a, b) => a + b, 0)
   const sharesOf = (map: Map<string, number>) => [...map].map(([who, us]): [string, number] => [who, us / busy]).sort((a, b) => b[1] - a[1])
-  return { busyMs: busy / 1000, shares: sharesOf(micros), pieces: sharesOf(pieceMicros) }
+  const pieces = [...pieceMicros].sort((a, b) => b[1] - a[1])
+  return { busyMs: busy / 1000, shares: sharesOf(micros), pieces }
 }
