@@ -85,11 +85,13 @@ try {
 }
 for (const file of readdirSync(profiles)) {
   if (before.has(file)) continue
-  const { busyMs, shares, pieces } = profileShares(join(profiles, file))
-  console.log(`${join(profiles, file)}\nwhere ${busyMs.toFixed(0)} ms of CPU went, start-up left out:`)
+  const { busyMs, shares, pieces } = profileShares(join(profiles, file), { lastMs: seconds * 1000 })
+  console.log(`${join(profiles, file)}\nwhere ${busyMs.toFixed(0)} ms of CPU went under load:`)
   for (const [who, share] of shares) console.log(`${(share * 100).toFixed(1).padStart(6)} %  ${who}`)
   if (pieces.length === 0 || run === undefined) continue
-  // Over the run's requests: the setup's hundred-odd requests before it are a few in thousands.
-  console.log(`each piece of the service, its own code and what it calls, over the run's ${run.requests} requests:`)
-  for (const [piece, micros] of pieces) console.log(`${(micros / run.requests).toFixed(2).padStart(8)} µs/request  ${piece}`)
+  // Shares of the load's samples, times the CPU each request took, are each piece's CPU per request.
+  console.log(`each piece of the service, its own code and what it calls (of ${run.cpuMicrosecondsPerRequest.toFixed(1)} µs/request):`)
+  for (const [piece, share] of pieces) {
+    console.log(`${(share * 100).toFixed(1).padStart(6)} %  ${(share * run.cpuMicrosecondsPerRequest).toFixed(2).padStart(6)} µs  ${piece}`)
+  }
 }

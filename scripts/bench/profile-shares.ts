@@ -99,9 +99,15 @@ function pieceOf(stack: CallFrame[]): string | undefined {
 
 /**
  * Each owner's share of the busy samples, largest first, and the busy time in milliseconds; and
- * each piece's CPU time in microseconds (see PIECES), the rest being Node's and Fastify's own work.
+ * each piece's share (see PIECES), the rest being Node's and Fastify's own work. With `lastMs`,
+ * only the samples of that long before the last busy one count: the load, without the start-up
+ * and setup before it. Shares, not times: a sample's time is the wall clock's, which on a busy
+ * machine holds time the process waited for a core.
  */
-export function profileShares(path: string): { busyMs: number; shares: [string, number][]; pieces: [string, number][] } {
+export function profileShares(
+  path: string,
+  { lastMs = Infinity }: { lastMs?: number } = {},
+): { busyMs: number; shares: [string, number][]; pieces: [string, number][] } {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const parentOf = new Map<number, number>()
@@ -117,9 +123,17 @@ export function profileShares(path: string): { busyMs: number; shares: [string, 
     }
     return found
   }
+  const at: number[] = []
+  let lastBusy = 0
+  profile.samples.reduce((time, id, i) => {
+    at.push(time + profile.timeDeltas[i]!)
+    if (ownerOf(id).owner !== 'idle') lastBusy = at[i]!
+    return at[i]!
+  }, 0)
   const micros = new Map<string, number>()
   const pieceMicros = new Map<string, number>()
   profile.samples.forEach((id, i) => {
+    if (at[i]! < lastBusy - lastMs * 1000) return
     const { owner: who, piece } = ownerOf(id)
     micros.set(who, (micros.get(who) ?? 0) + profile.timeDeltas[i]!)
     if (piece !== undefined && who !== 'idle' && who !== 'start-up')
@@ -129,6 +143,5 @@ export function profileShares(path: string): { busyMs: number; shares: [string, 
   micros.delete('start-up')
   const busy = [...micros.values()].reduce((a, b) => a + b, 0)
   const sharesOf = (map: Map<string, number>) => [...map].map(([who, us]): [string, number] => [who, us / busy]).sort((a, b) => b[1] - a[1])
-  const pieces = [...pieceMicros].sort((a, b) => b[1] - a[1])
-  return { busyMs: busy / 1000, shares: sharesOf(micros), pieces }
+  return { busyMs: busy / 1000, shares: sharesOf(micros), pieces: sharesOf(pieceMicros) }
 }
