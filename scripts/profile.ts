@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util'
 import { createDatabase, dropDatabase } from './bench/postgres.ts'
 import * as operations from './bench/operations.ts'
 import { createBooks, login, startService } from './bench/service.ts'
-import { wrk } from './bench/wrk.ts'
+import { wrk, type Run } from './bench/wrk.ts'
 import { BOOKS, type Step } from './bench/measure.ts'
 import { profileShares } from './bench/profile-shares.ts'
 
@@ -53,6 +53,7 @@ if ('skip' in database) {
   console.error(database.skip)
   process.exit(1)
 }
+let run: Run | undefined
 try {
   const service = await startService({
     dbUrl: database.url,
@@ -68,9 +69,12 @@ try {
     // Node's fetch keeps the setup's connections open for 4 s; with wrk's 50 they would pass the
     // service's cap of 64 connections per address, and the service would close some of wrk's.
     await setTimeout(SETUP_CONNECTIONS_CLOSED_MS)
-    const run = await wrk(service.baseUrl, service.pid, workload, load, seconds)
+    const allocatedBefore = await service.allocatedBytes()
+    run = await wrk(service.baseUrl, service.pid, workload, load, seconds)
+    const bytes = ((await service.allocatedBytes()) - allocatedBefore) / Math.max(1, run.requests)
     console.log(
-      `${step.name}: ${run.requestsPerSecond.toFixed(0)} req/s, CPU ${run.cpuMicrosecondsPerRequest.toFixed(0)} µs/request, ${run.errors} errors`,
+      `${step.name}: ${run.requestsPerSecond.toFixed(0)} req/s, CPU ${run.cpuMicrosecondsPerRequest.toFixed(1)} µs/request, ` +
+        `${bytes.toFixed(0)} bytes allocated/request, ${run.errors} errors`,
     )
   } finally {
     await service.stop()
@@ -81,7 +85,13 @@ try {
 }
 for (const file of readdirSync(profiles)) {
   if (before.has(file)) continue
-  const { busyMs, shares } = profileShares(join(profiles, file))
-  console.log(`${join(profiles, file)}\nwhere ${busyMs.toFixed(0)} ms of CPU went, start-up left out:`)
+  const { busyMs, shares, pieces } = profileShares(join(profiles, file), { lastMs: seconds * 1000 })
+  console.log(`${join(profiles, file)}\nwhere ${busyMs.toFixed(0)} ms of CPU went under load:`)
   for (const [who, share] of shares) console.log(`${(share * 100).toFixed(1).padStart(6)} %  ${who}`)
+  if (pieces.length === 0 || run === undefined) continue
+  // Shares of the load's samples, times the CPU each request took, are each piece's CPU per request.
+  console.log(`each piece of the service, its own code and what it calls (of ${run.cpuMicrosecondsPerRequest.toFixed(1)} µs/request):`)
+  for (const [piece, share] of pieces) {
+    console.log(`${(share * 100).toFixed(1).padStart(6)} %  ${(share * run.cpuMicrosecondsPerRequest).toFixed(2).padStart(6)} µs  ${piece}`)
+  }
 }

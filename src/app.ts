@@ -123,6 +123,13 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(answerNotFound)
   await app.register(ignoreContentTypes)
   await app.register(guardRequestBodies, config.limits)
+  const directory = new AccountDirectory({
+    accounts: store.accounts,
+    configuredUsername: config.username,
+    onError: (err) => app.log.warn({ err }, 'Reading the accounts failed; they are read again shortly'),
+  })
+  // Before every route: each that declares `access` gets its check as it is added.
+  await app.register(authenticate, { tokens, directory })
   const answerMissingMethods = methodNotAllowed(app)
   await serveOpenApi(app)
 
@@ -131,11 +138,6 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     metrics,
     lifecycle: parts.lifecycle ?? RUNNING,
     metricsAccess: metricsAccess(config.metricsToken),
-  })
-  const directory = new AccountDirectory({
-    accounts: store.accounts,
-    configuredUsername: config.username,
-    onError: (err) => app.log.warn({ err }, 'Reading the accounts failed; they are read again shortly'),
   })
   app.addHook('onReady', () => directory.start())
   app.addHook('preClose', () => directory.stop())
@@ -152,7 +154,6 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     accounts,
     limiter: parts.loginLimiter ?? new StoreLoginLimiter(store.loginFailures),
   })
-  await app.register(authenticate, { tokens, directory })
   await app.register(accountRoutes, { accounts, tokens })
   await app.register(idempotencyPlugin, { keys: store.idempotencyKeys })
   const catalogue = new Catalogue(store)

@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { allocatedBytes, countAllocations } from './allocations.ts'
 import { startListener } from './processes.ts'
 import type { Section } from './report.ts'
 import { createBooks, login, recordResponse, startService, type Service, type ServiceOptions } from './service.ts'
@@ -24,10 +28,14 @@ export interface Measurement {
   /** Each run's rate over the mean rate of the two ceiling runs around it. */
   ratio: Spread
   cpuMicrosecondsPerRequest: Spread
+  /** What the service's JavaScript heap allocated per request, garbage included. */
+  bytesPerRequest: Spread
   p50Ms: Spread
   p99Ms: Spread
   ceilingRequestsPerSecond: Spread
   ceilingCpuMicrosecondsPerRequest: Spread
+  /** What the ceiling allocates per request: node:http's own share of the service's. */
+  ceilingBytesPerRequest: Spread
   /** Over every run: answers of 400 or above, socket errors and timeouts. */
   errors: number
   runs: Run[]
@@ -83,14 +91,21 @@ export async function measureSteps(
   const token = await login(service)
   const ids = await createBooks(service, token, BOOKS)
   const readPath = `/book/${ids[0]}`
+  const counts = mkdtempSync(join(tmpdir(), 'book-bench-ceiling-'))
+  const allocations = countAllocations(join(counts, 'bytes'))
   const ceiling = await startListener(
-    [CEILING_SERVER],
-    { BENCH_RESPONSE: JSON.stringify(await recordResponse(service, readPath, token)) },
+    [...allocations.nodeOptions, CEILING_SERVER],
+    { ...allocations.env, BENCH_RESPONSE: JSON.stringify(await recordResponse(service, readPath, token)) },
     { cpus: serverCpus },
   )
   const ceilingUrl = `http://127.0.0.1:${ceiling.port}`
   const ceilingWorkload: Workload = { method: 'GET', path: readPath, headers: { authorization: token }, paths: bookPaths(ids) }
-  const ceilingRun = (seconds: number) => wrk(ceilingUrl, ceiling.pid, ceilingWorkload, load, seconds)
+  const ceilingRun = async (seconds: number) => {
+    const before = await allocatedBytes(ceiling.pid, join(counts, 'bytes'))
+    const run = await wrk(ceilingUrl, ceiling.pid, ceilingWorkload, load, seconds)
+    run.bytesPerRequest = ((await allocatedBytes(ceiling.pid, join(counts, 'bytes'))) - before) / Math.max(1, run.requests)
+    return run
+  }
 
   const measurements: Measurement[] = []
   try {
@@ -102,7 +117,9 @@ export async function measureSteps(
       const runs: Run[] = []
       const ceilings = [lastCeiling]
       for (let i = 0; i < load.runs; i++) {
+        const allocatedBefore = await service.allocatedBytes()
         const run = await wrk(service.baseUrl, service.pid, workload, load, load.durationSeconds)
+        run.bytesPerRequest = ((await service.allocatedBytes()) - allocatedBefore) / Math.max(1, run.requests)
         runs.push(run)
         workload = afterRun(workload, run)
         ceilings.push(await ceilingRun(load.durationSeconds))
@@ -116,10 +133,12 @@ export async function measureSteps(
           runs.map((r, i) => r.requestsPerSecond / ((ceilings[i]!.requestsPerSecond + ceilings[i + 1]!.requestsPerSecond) / 2)),
         ),
         cpuMicrosecondsPerRequest: of(runs, (r) => r.cpuMicrosecondsPerRequest),
+        bytesPerRequest: of(runs, (r) => r.bytesPerRequest ?? 0),
         p50Ms: of(runs, (r) => r.p50Ms),
         p99Ms: of(runs, (r) => r.p99Ms),
         ceilingRequestsPerSecond: of(ceilings, (r) => r.requestsPerSecond),
         ceilingCpuMicrosecondsPerRequest: of(ceilings, (r) => r.cpuMicrosecondsPerRequest),
+        ceilingBytesPerRequest: of(ceilings, (r) => r.bytesPerRequest ?? 0),
         errors: runs.reduce((sum, r) => sum + r.errors, 0),
         runs,
         ceilingRuns: ceilings,
@@ -129,11 +148,13 @@ export async function measureSteps(
       log(
         `  ${step.name.padEnd(24)} ratio ${describeSpread(measurement.ratio, 2)}, ${describeSpread(measurement.requestsPerSecond)} req/s ` +
           `(ceiling ${describeSpread(measurement.ceilingRequestsPerSecond)}); CPU µs/request ${describeSpread(measurement.cpuMicrosecondsPerRequest)} ` +
-          `(ceiling ${measurement.ceilingCpuMicrosecondsPerRequest.median.toFixed(0)})${problems}`,
+          `(ceiling ${measurement.ceilingCpuMicrosecondsPerRequest.median.toFixed(0)}); bytes/request ${describeSpread(measurement.bytesPerRequest)} ` +
+          `(ceiling ${measurement.ceilingBytesPerRequest.median.toFixed(0)})${problems}`,
       )
     }
   } finally {
     await ceiling.stop()
+    rmSync(counts, { recursive: true, force: true })
   }
   return measurements
 }

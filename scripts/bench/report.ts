@@ -29,11 +29,11 @@ export function describeMachine() {
  */
 export function table(sections: Section[]): string {
   const lines = [
-    '| run | operation | ratio | req/s | ceiling req/s | p50 ms | p99 ms | CPU µs/request | ceiling CPU µs/request | CPU ratio |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| run | operation | ratio | req/s | ceiling req/s | p50 ms | p99 ms | CPU µs/request | ceiling CPU µs/request | CPU ratio | bytes allocated/request | ceiling bytes/request |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ]
   for (const section of sections) {
-    if (section.note) lines.push(`| ${section.title} | ${section.note} |  |  |  |  |  |  |  |  |`)
+    if (section.note) lines.push(`| ${section.title} | ${section.note} |  |  |  |  |  |  |  |  |  |  |`)
     for (const m of section.measurements) {
       const cells = [
         section.title,
@@ -46,6 +46,8 @@ export function table(sections: Section[]): string {
         describeSpread(m.cpuMicrosecondsPerRequest),
         m.ceilingCpuMicrosecondsPerRequest.median.toFixed(0),
         (m.ceilingCpuMicrosecondsPerRequest.median / m.cpuMicrosecondsPerRequest.median).toFixed(2),
+        describeSpread(m.bytesPerRequest),
+        m.ceilingBytesPerRequest.median.toFixed(0),
       ]
       lines.push(`| ${cells.join(' | ')} |${m.errors > 0 ? ` ${m.errors} errors or non-2xx` : ''}`)
     }

@@ -1,6 +1,9 @@
 import { request } from 'node:http'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { allocatedBytes, countAllocations } from './allocations.ts'
 import { startListener, type Listener } from './processes.ts'
 
 const SECRET_TOKEN = 'bench-secret-of-at-least-thirty-two-bytes-long'
@@ -10,6 +13,8 @@ const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 
 export interface Service extends Listener {
   baseUrl: string
+  /** Bytes the service's JavaScript heap has allocated since it started. */
+  allocatedBytes(): Promise<number>
 }
 
 export interface ServiceOptions {
@@ -28,8 +33,10 @@ const START_OPTIONS = ['--max-semi-space-size=16', '--no-allocation-site-pretenu
 
 /** The service in production mode on a free port of the loopback address, started as `npm start` starts it. */
 export async function startService({ dbUrl, logLevel = 'warn', env = {}, cpus, nodeOptions = [] }: ServiceOptions): Promise<Service> {
+  const counts = mkdtempSync(join(tmpdir(), 'book-bench-allocations-'))
+  const allocations = countAllocations(join(counts, 'bytes'))
   const listener = await startListener(
-    [...START_OPTIONS, ...nodeOptions, MAIN],
+    [...START_OPTIONS, ...allocations.nodeOptions, ...nodeOptions, MAIN],
     {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
@@ -40,12 +47,21 @@ export async function startService({ dbUrl, logLevel = 'warn', env = {}, cpus, n
       AUTH_USERNAME: CREDENTIALS.username,
       AUTH_PASSWORD: CREDENTIALS.password,
       LOG_LEVEL: logLevel,
+      ...allocations.env,
       ...env,
     },
     // Outside the repository, so a developer's .env cannot change what is measured.
     { cwd: tmpdir(), discardStdout: logLevel === 'info' || logLevel === 'debug' || logLevel === 'trace', cpus },
   )
-  return { ...listener, baseUrl: `http://127.0.0.1:${listener.port}` }
+  return {
+    ...listener,
+    baseUrl: `http://127.0.0.1:${listener.port}`,
+    allocatedBytes: () => allocatedBytes(listener.pid, join(counts, 'bytes')),
+    stop: async () => {
+      await listener.stop()
+      rmSync(counts, { recursive: true, force: true })
+    },
+  }
 }
 
 async function call(service: Service, method: string, path: string, token?: string, body?: unknown) {

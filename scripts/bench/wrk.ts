@@ -35,6 +35,8 @@ export interface Run {
   requestsPerSecond: number
   /** CPU time the server used per request: unlike a rate, barely moved by the machine's other load. */
   cpuMicrosecondsPerRequest: number
+  /** What the server's JavaScript heap allocated per request, where the caller counted it. */
+  bytesPerRequest?: number
   p50Ms: number
   p99Ms: number
   requests: number

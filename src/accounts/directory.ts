@@ -34,6 +34,14 @@ export class AccountDirectory {
   #version = -1
   #users = new Map<string, StoredUser>()
   #keys = new Map<string, StoredKey>()
+  /**
+   * What tokens and keys already seen stand for in the accounts as they are now, so that a
+   * client's repeated token or key costs a lookup: emptied whenever the accounts are read again.
+   * A token's claims are kept as one object by the verified tokens; a key is found by its text,
+   * without hashing it again.
+   */
+  #tokenPrincipals = new WeakMap<TokenClaims, Principal | null>()
+  #keysByText = new Map<string, { key: StoredKey; principal: Principal }>()
   /** The last use of each key since the last write of them, in milliseconds. */
   #uses = new Map<number, number>()
   readonly #changeListeners = new Set<() => void>()
@@ -84,6 +92,8 @@ export class AccountDirectory {
     const { version, users, keys } = await this.#accounts.snapshot()
     this.#users = new Map(users.map((user) => [usernameKey(user.username), user]))
     this.#keys = new Map(keys.map((key) => [key.hash, key]))
+    this.#tokenPrincipals = new WeakMap()
+    this.#keysByText = new Map()
     this.#version = version
     for (const listener of this.#changeListeners) listener()
   }
@@ -106,7 +116,16 @@ export class AccountDirectory {
   }
 
   /** The principal of a verified token, while its user still has the role and the stamp it names. */
-  principalOfToken({ sub, role, sv, auth_time, iat }: TokenClaims): Principal | undefined {
+  principalOfToken(claims: TokenClaims): Principal | undefined {
+    let principal = this.#tokenPrincipals.get(claims)
+    if (principal === undefined) {
+      principal = this.#tokenPrincipal(claims) ?? null
+      this.#tokenPrincipals.set(claims, principal)
+    }
+    return principal ?? undefined
+  }
+
+  #tokenPrincipal({ sub, role, sv, auth_time, iat }: TokenClaims): Principal | undefined {
     if (typeof sub !== 'string') return undefined
     const authTime = typeof auth_time === 'number' ? auth_time : (iat ?? 0)
     if (sv === undefined) {
@@ -137,15 +156,22 @@ export class AccountDirectory {
 
   /** When a stored key expires, in milliseconds since the epoch; undefined for one that never does. */
   keyExpiry(text: string): number | undefined {
-    return this.#keys.get(apiKeyHash(text))?.expires ?? undefined
+    return (this.#keysByText.get(text)?.key ?? this.#keys.get(apiKeyHash(text)))?.expires ?? undefined
   }
 
   #keyPrincipal(text: string, now: number): { key: StoredKey; principal: Principal } | undefined {
-    const key = this.#keys.get(apiKeyHash(text))
-    if (key === undefined || (key.expires !== null && key.expires <= now)) return undefined
-    const ownerRole = usernameKey(key.owner) === this.#configuredKey ? 'admin' : this.#users.get(usernameKey(key.owner))?.role
-    if (!isRole(ownerRole)) return undefined
-    return { key, principal: { actor: `key:${key.name}`, username: key.owner, role: lower(key.role, ownerRole) } }
+    let found = this.#keysByText.get(text)
+    if (found === undefined) {
+      const key = this.#keys.get(apiKeyHash(text))
+      if (key === undefined) return undefined
+      const ownerRole = usernameKey(key.owner) === this.#configuredKey ? 'admin' : this.#users.get(usernameKey(key.owner))?.role
+      if (!isRole(ownerRole)) return undefined
+      found = { key, principal: { actor: `key:${key.name}`, username: key.owner, role: lower(key.role, ownerRole) } }
+      // Only keys that are stored and owned are kept, at most one per stored key.
+      this.#keysByText.set(text, found)
+    }
+    if (found.key.expires !== null && found.key.expires <= now) return undefined
+    return found
   }
 
   /** When the key was last used here and not yet written, if it was. */

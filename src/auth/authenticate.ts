@@ -1,9 +1,10 @@
+import type { onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { Forbidden, InvalidToken, TokenRequired } from './errors.ts'
 import type { AccountDirectory } from '../accounts/directory.ts'
 import { isApiKey } from './api-keys.ts'
 import { mayUse, type Principal, type Role } from './principal.ts'
-import type { TokenService } from './tokens.ts'
+import type { TokenClaims, TokenService } from './tokens.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -36,64 +37,95 @@ export interface AuthenticateOptions {
   directory: AccountDirectory
 }
 
+/** Credentials of keys already seen: far more than one instance has clients at once. */
+const KEY_CREDENTIALS = 1000
+
 /**
- * Every route that declares `access` in its config is protected here, in one hook: the token or
- * key in `Authorization` (as it is, or `Bearer <…>`) is checked before the body is read, its
- * principal set on the request, and its role held against the route's. A request without a valid
- * token is refused whatever it carries (401); one whose role is not enough gets 403. Answers to
- * such requests hold the catalogue's data for one client: no cache may keep them.
+ * Every route that declares `access` in its config is protected here: when the route is added,
+ * it gets a check of its own, with its role bound in, ahead of its other hooks, so that routes
+ * without `access` pay nothing. The token or key in `Authorization` (as it is, or `Bearer <…>`)
+ * is checked before the body is read, its principal set on the request, and its role held
+ * against the route's. A request without a valid token is refused whatever it carries (401); one
+ * whose role is not enough gets 403. Answers to such requests hold the catalogue's data for one
+ * client: no cache may keep them. Registered before any route, so that none escapes it.
  */
 export const authenticate = fp<AuthenticateOptions>(
   async (app, { tokens, directory }) => {
     app.decorateRequest('principal', null as unknown as Principal)
     app.decorateRequest('credential', null as unknown as Credential)
-    app.addHook('onRequest', (request, reply, done) => {
-      const access = request.routeOptions.config.access
-      if (access === undefined) {
-        done()
-        return
+    // A client sends the same token or key again and again: its credential is made once. A
+    // token's stands on its claims, which the verified tokens keep while they are good; a key's
+    // is dropped whenever the keys are read again.
+    const tokenCredentials = new WeakMap<TokenClaims, Credential>()
+    const keyCredentials = new Map<string, Credential>()
+    directory.onChange(() => keyCredentials.clear())
+    const keyCredential = (key: string): Credential => {
+      let credential = keyCredentials.get(key)
+      if (credential === undefined) {
+        credential = { expiresAt: directory.keyExpiry(key), stands: () => directory.keyStands(key) }
+        if (keyCredentials.size >= KEY_CREDENTIALS) keyCredentials.clear()
+        keyCredentials.set(key, credential)
       }
-      reply.header('cache-control', 'no-store')
-      const header = request.headers.authorization
-      if (header === undefined || header.trim() === '') {
-        done(new TokenRequired())
-        return
+      return credential
+    }
+    const tokenCredential = (claims: TokenClaims): Credential => {
+      let credential = tokenCredentials.get(claims)
+      if (credential === undefined) {
+        const expiresAt = claims.exp * 1000
+        credential = { expiresAt, stands: () => Date.now() < expiresAt && directory.principalOfToken(claims) !== undefined }
+        tokenCredentials.set(claims, credential)
       }
-      if (header.length > MAX_AUTHORIZATION_LENGTH) {
-        done(new InvalidToken())
-        return
-      }
-      const token = header.replace(BEARER, '').trim()
-      if (token === '') {
-        done(new TokenRequired())
-        return
-      }
-      let principal: Principal | undefined
-      let credential: Credential | undefined
-      try {
-        if (isApiKey(token)) {
-          principal = directory.principalOfKey(token)
-          credential = { expiresAt: directory.keyExpiry(token), stands: () => directory.keyStands(token) }
-        } else {
-          const claims = tokens.verify(token)
-          principal = directory.principalOfToken(claims)
-          const expiresAt = claims.exp * 1000
-          credential = { expiresAt, stands: () => Date.now() < expiresAt && directory.principalOfToken(claims) !== undefined }
+      return credential
+    }
+
+    const checkFor = (access: Role): onRequestHookHandler =>
+      function checkCredential(request, reply, done) {
+        reply.header('cache-control', 'no-store')
+        const header = request.headers.authorization
+        if (header === undefined || header.trim() === '') {
+          done(new TokenRequired())
+          return
         }
-      } catch {
-        principal = undefined
+        if (header.length > MAX_AUTHORIZATION_LENGTH) {
+          done(new InvalidToken())
+          return
+        }
+        const token = header.replace(BEARER, '').trim()
+        if (token === '') {
+          done(new TokenRequired())
+          return
+        }
+        let principal: Principal | undefined
+        let credential: Credential | undefined
+        try {
+          if (isApiKey(token)) {
+            principal = directory.principalOfKey(token)
+            if (principal !== undefined) credential = keyCredential(token)
+          } else {
+            const claims = tokens.verify(token)
+            principal = directory.principalOfToken(claims)
+            if (principal !== undefined) credential = tokenCredential(claims)
+          }
+        } catch {
+          principal = undefined
+        }
+        if (principal === undefined || credential === undefined) {
+          done(new InvalidToken())
+          return
+        }
+        if (!mayUse(principal.role, access)) {
+          done(new Forbidden())
+          return
+        }
+        request.principal = principal
+        request.credential = credential
+        done()
       }
-      if (principal === undefined || credential === undefined) {
-        done(new InvalidToken())
-        return
-      }
-      if (!mayUse(principal.role, access)) {
-        done(new Forbidden())
-        return
-      }
-      request.principal = principal
-      request.credential = credential
-      done()
+
+    app.addHook('onRoute', (route) => {
+      const access = route.config?.access
+      if (access === undefined) return
+      route.onRequest = [checkFor(access), ...[route.onRequest ?? []].flat()]
     })
   },
   { name: 'authenticate', fastify: '5.x', dependencies: ['error-envelope'] },

@@ -1,19 +1,22 @@
-import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, FastifyServerOptions, onResponseHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { REQUEST_ID_HEADER } from '../http/plugins/request-id.ts'
 import { UNMATCHED_ROUTE, type Metrics } from './metrics.ts'
 
 type FrameworkErrorHandler = NonNullable<FastifyServerOptions['frameworkErrors']>
+/** Every request's logger is pino's, or the lazy one in front of it: both say which levels they write. */
+type LevelledLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean }
 
 /**
  * Every answer carries its request id; every finished request gives one log line and
  * one observation, labelled by route pattern so that ids in URLs do not multiply series.
  */
 export function createRequestTracing(metrics: Pick<Metrics, 'observeRequest'>) {
-  function finished(request: FastifyRequest, reply: FastifyReply, durationMs: number) {
-    const route = request.routeOptions.url ?? UNMATCHED_ROUTE
+  function finished(request: FastifyRequest, reply: FastifyReply, durationMs: number, route: string) {
     const status = reply.statusCode
     metrics.observeRequest(request.method, route, status, durationMs / 1000)
+    // The line's fields are made only when it is written: at LOG_LEVEL=warn, every request would make them for nothing.
+    if (!(request.log as LevelledLogger).isLevelEnabled('info')) return
     request.log.info({ method: request.method, route, status, durationMs: Math.round(durationMs * 1000) / 1000 }, 'request completed')
   }
 
@@ -25,8 +28,18 @@ export function createRequestTracing(metrics: Pick<Metrics, 'observeRequest'>) {
           reply.header(REQUEST_ID_HEADER, request.id)
           done()
         })
+        // Each route is traced by a hook of its own with its pattern bound in, so that no request
+        // looks up its route's options; the ones that match no route are traced here.
+        app.addHook('onRoute', (route) => {
+          const pattern = route.url
+          const traced: onResponseHookHandler = (request, reply, done) => {
+            finished(request, reply, reply.elapsedTime, pattern)
+            done()
+          }
+          route.onResponse = [traced, ...[route.onResponse ?? []].flat()]
+        })
         app.addHook('onResponse', (request, reply, done) => {
-          finished(request, reply, reply.elapsedTime)
+          if (request.is404) finished(request, reply, reply.elapsedTime, UNMATCHED_ROUTE)
           done()
         })
       },
@@ -38,7 +51,7 @@ export function createRequestTracing(metrics: Pick<Metrics, 'observeRequest'>) {
       return (err, request, reply) => {
         const started = performance.now()
         reply.header(REQUEST_ID_HEADER, request.id)
-        reply.raw.once('finish', () => finished(request, reply, performance.now() - started))
+        reply.raw.once('finish', () => finished(request, reply, performance.now() - started, UNMATCHED_ROUTE))
         handler(err, request, reply)
       }
     },

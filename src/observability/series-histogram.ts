@@ -9,12 +9,13 @@ interface Series {
 }
 
 type Values = MetricValueWithName<string>[]
+type SeriesTree = Map<string, SeriesTree | Series>
 
 /**
  * A histogram, and the counter of its observations, for prom-client's registry (which writes
  * the exposition and sums the workers of a cluster). prom-client's own validates the labels,
  * hashes them into a key and looks up the bucket by its bound as text at every observation, of
- * which every request makes several. Here a series is found by its label values joined, and the
+ * which every request makes several. Here a series is found a label value at a time, and the
  * bucket by index (the cost of each is in docs/performance.md).
  */
 export class SeriesHistogram {
@@ -22,7 +23,9 @@ export class SeriesHistogram {
   readonly #help: string
   readonly #labelNames: readonly string[]
   readonly #bounds: readonly number[]
-  #series = new Map<string, Series>()
+  /** The series by their first label's value, then the next's, and so on. */
+  #tree: SeriesTree = new Map()
+  #series: Series[] = []
 
   /** The histogram, as prom-client's Histogram reports itself. */
   readonly histogram: Metric
@@ -37,13 +40,7 @@ export class SeriesHistogram {
 
   /** Records `value` under `labelValues`, given in the order of the label names. */
   observe(labelValues: readonly string[], value: number): void {
-    const key = labelValues.join('\u0000')
-    let series = this.#series.get(key)
-    if (series === undefined) {
-      const labels = Object.fromEntries(this.#labelNames.map((name, i) => [name, labelValues[i]!]))
-      series = { labels, counts: Array<number>(this.#bounds.length + 1).fill(0), sum: 0, count: 0 }
-      this.#series.set(key, series)
-    }
+    const series = this.#seriesOf(labelValues)
     let bucket = 0
     while (bucket < this.#bounds.length && value > this.#bounds[bucket]!) bucket++
     series.counts[bucket]!++
@@ -51,9 +48,28 @@ export class SeriesHistogram {
     series.count++
   }
 
+  /** The series of `labelValues`, found a label at a time, so that finding one makes no key. */
+  #seriesOf(labelValues: readonly string[]): Series {
+    let level: SeriesTree = this.#tree
+    const last = labelValues.length - 1
+    for (let i = 0; i < last; i++) {
+      let next = level.get(labelValues[i]!) as SeriesTree | undefined
+      if (next === undefined) level.set(labelValues[i]!, (next = new Map()))
+      level = next
+    }
+    let series = level.get(labelValues[last]!) as Series | undefined
+    if (series === undefined) {
+      const labels = Object.fromEntries(this.#labelNames.map((name, i) => [name, labelValues[i]!]))
+      series = { labels, counts: Array<number>(this.#bounds.length + 1).fill(0), sum: 0, count: 0 }
+      level.set(labelValues[last]!, series)
+      this.#series.push(series)
+    }
+    return series
+  }
+
   #histogramValues(): Values {
     const values: Values = []
-    for (const { labels, counts, sum, count } of this.#series.values()) {
+    for (const { labels, counts, sum, count } of this.#series) {
       let cumulative = 0
       this.#bounds.forEach((bound, i) => {
         cumulative += counts[i]!
@@ -68,7 +84,7 @@ export class SeriesHistogram {
 
   /** A counter of the observations of each series, as prom-client's Counter reports itself. */
   counter(name: string, help: string): Metric {
-    return this.#metric('counter', () => [...this.#series.values()].map(({ labels, count }) => ({ labels, value: count })), name, help)
+    return this.#metric('counter', () => this.#series.map(({ labels, count }) => ({ labels, value: count })), name, help)
   }
 
   #metric(type: 'histogram' | 'counter', values: () => Values, name = this.#name, help = this.#help): Metric {
@@ -79,7 +95,10 @@ export class SeriesHistogram {
       type,
       aggregator: 'sum',
       get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
-      reset: () => this.#series.clear(),
+      reset: () => {
+        this.#tree = new Map()
+        this.#series = []
+      },
     }
     return metric as unknown as Metric
   }

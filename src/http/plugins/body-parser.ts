@@ -27,8 +27,10 @@ export const ignoreContentTypes = fp(
   async (app) => {
     // The framework would refuse a malformed header (empty, `;;;`, non-ASCII) with 415 before any
     // parser ran, also on routes that take no body: drop it.
+    // Most requests (every read) carry none: they do not look up their route's options.
     app.addHook('onRequest', (request, _reply, done) => {
-      if (request.routeOptions.config.readsContentType !== true) delete request.raw.headers['content-type']
+      const { headers } = request.raw
+      if (headers['content-type'] !== undefined && request.routeOptions.config.readsContentType !== true) delete headers['content-type']
       done()
     })
     app.removeAllContentTypeParsers()

@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify'
 import fastifyPlugin from 'fastify-plugin'
 import type { IdempotencyKeyRepository, Repositories, StoredAnswer } from '../../store/store.ts'
 import { Refusal } from '../../errors.ts'
@@ -89,22 +89,43 @@ async function idempotency(app: FastifyInstance, { keys, now = Date.now }: Idemp
 
   // After the handler, whatever its outcome and whether or not the client is still there: a
   // request that did not commit its answer lets the key go, so that a retry can run.
-  app.addHook('onSend', async (request, reply, payload) => {
+  const releaseUnrecorded: onSendHookHandler = (request, reply, payload, done) => {
     const held = heldKeys.get(request)
-    if (held === undefined) return payload
-    heldKeys.delete(request)
-    if (!held.recorded || reply.statusCode >= 300) {
-      await keys.release(held.scope, held.key).catch((err: unknown) => request.log.warn({ err }, 'idempotency key not released'))
+    if (held === undefined) {
+      done(null, payload)
+      return
     }
-    return payload
+    heldKeys.delete(request)
+    if (held.recorded && reply.statusCode < 300) {
+      done(null, payload)
+      return
+    }
+    keys
+      .release(held.scope, held.key)
+      .catch((err: unknown) => request.log.warn({ err }, 'idempotency key not released'))
+      .then(() => done(null, payload), done)
+  }
+
+  // Only the routes that honour keys get the hooks, each with its own pattern bound in. A request
+  // without a key goes on at once; one with a key is held until its claim is settled, as an
+  // async hook would be (Fastify waits for a promise that a hook returns instead of calling done).
+  app.addHook('onRoute', (route) => {
+    if (route.config?.idempotent !== true) return
+    const scope = `${[route.method].flat().join(',')} ${route.url}`
+    const claimKey: preHandlerHookHandler = (request, reply, done) => {
+      const header = request.headers['idempotency-key']
+      if (header === undefined) {
+        done()
+        return
+      }
+      return holdKey(request, reply, scope, header) as unknown as undefined
+    }
+    route.preHandler = [...[route.preHandler ?? []].flat(), claimKey]
+    route.onSend = [...[route.onSend ?? []].flat(), releaseUnrecorded]
   })
 
-  app.addHook('preHandler', async (request, reply) => {
-    if (request.routeOptions.config.idempotent !== true) return
-    const header = request.headers['idempotency-key']
-    if (header === undefined) return
+  async function holdKey(request: FastifyRequest, reply: FastifyReply, scope: string, header: string | string[]) {
     if (typeof header !== 'string' || !VALID_KEY.test(header)) throw new Refusal(400, 'Invalid input')
-    const scope = `${request.method} ${request.routeOptions.url}`
     const at = now()
     const claim = await keys.claim(scope, header, at, at + IDEMPOTENCY_LEASE_MS, at - IDEMPOTENCY_TTL_MS)
     if (claim.state === 'running') throw new Refusal(409, 'Request with this idempotency key is in progress')
@@ -142,7 +163,7 @@ async function idempotency(app: FastifyInstance, { keys, now = Date.now }: Idemp
         held.recorded = true
       },
     }
-  })
+  }
 }
 
 export const idempotencyPlugin = fastifyPlugin(idempotency, { name: 'idempotency', fastify: '5.x', dependencies: ['error-envelope'] })

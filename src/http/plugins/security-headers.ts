@@ -18,10 +18,11 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
  */
 export const securityHeaders = fp(
   async (app) => {
+    const nosniff = SECURITY_HEADERS['x-content-type-options']!
+    const policy = SECURITY_HEADERS[CSP]!
     app.addHook('onSend', (_request, reply, payload, done) => {
-      for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
-        if (name !== CSP || !reply.hasHeader(CSP)) reply.header(name, value)
-      }
+      reply.header('x-content-type-options', nosniff)
+      if (!reply.hasHeader(CSP)) reply.header(CSP, policy)
       done(null, payload)
     })
   },

@@ -8,9 +8,14 @@ import { Refusal } from '../../errors.ts'
  */
 export const REQUEST_LINE_SERVER_OPTIONS: ServerOptions = { requireHostHeader: false }
 
+/** Whether a header's name is `Host`, in any case, without making a lower-case copy of every name. */
+function isHost(name: string): boolean {
+  return name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host')
+}
+
 function hostHeaders(rawHeaders: string[]): number {
   let count = 0
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === 'host') count++
+  for (let i = 0; i < rawHeaders.length; i += 2) if (isHost(rawHeaders[i]!)) count++
   return count
 }
 
