@@ -12,12 +12,6 @@ export interface ImportedBooks {
 }
 
 /**
- * Batches of an import sent to the store before the first of them is answered: a store that
- * works apart from the service (PostgreSQL) inserts one while the next is read and prepared.
- */
-const BATCHES_IN_FLIGHT = 3
-
-/**
  * Something a write records in its own transaction, so that it commits exactly when the write
  * does: the answer a retry with the same `Idempotency-Key` is given, for one.
  */
@@ -172,23 +166,10 @@ export class Catalogue {
         await duplicates.end()
       }
       const ids: number[] = []
-      const storing: Promise<number[]>[] = []
-      try {
-        for await (const { rows, books } of read()) {
-          const kept = duplicates.rows.size === 0 ? books : books.filter((_, i) => !duplicates.rows.has(rows[i]!))
-          if (kept.length > 0) {
-            const stored = repositories.books.createMany(actor, kept)
-            // Awaited in turn below; until then, a failure is not left unhandled.
-            stored.catch(() => {})
-            storing.push(stored)
-          }
-          if (storing.length > BATCHES_IN_FLIGHT) ids.push(...(await storing.shift()!))
-          await between()
-        }
-        for (const stored of storing.splice(0)) ids.push(...(await stored))
-      } finally {
-        // A failure ends the transaction: the batches still on their way fail with it, and are waited for.
-        await Promise.allSettled(storing)
+      for await (const { rows, books } of read()) {
+        const kept = duplicates.rows.size === 0 ? books : books.filter((_, i) => !duplicates.rows.has(rows[i]!))
+        if (kept.length > 0) ids.push(...(await repositories.books.createMany(actor, kept)))
+        await between()
       }
       const imported = { ids, duplicates: duplicates.listed }
       await receipt?.(repositories, imported)
