@@ -106,7 +106,7 @@ export class ImportSpool {
   /**
    * A read or write of the file, done at once: the file is a few MiB that the page cache holds,
    * so a call takes microseconds, where handing each chunk to the thread pool made the import
-   * wait for a thread, and then for its own turn, on a busy machine (docs/performance.md).
+   * wait for a thread, and then for its own turn, on a busy machine (docs/performance-log.md).
    */
   #io<T>(call: () => T): T {
     if (this.#failure) throw this.#failure
