@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs'
+import { readSync, writeSync } from 'node:fs'
 import { open, unlink, type FileHandle } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { once } from 'node:events'
-import { finished } from 'node:stream/promises'
+import { StringDecoder } from 'node:string_decoder'
 import type { CheckedBatch } from './book-import.ts'
 
 /**
- * Bytes buffered on their way to the file, and read from it at a time: enough that the reading
- * of the body rarely waits for the disk, small enough to stay out of V8's large-object space.
+ * Characters gathered before they are written, and bytes read at a time: few system calls, and
+ * small enough to stay out of V8's large-object space.
  */
 const CHUNK = 64 * 1024
 
@@ -43,14 +42,14 @@ function forNow(err: Error): Error {
  */
 export class ImportSpool {
   readonly #file: FileHandle
-  readonly #out: WriteStream
-  /** Why the file cannot be written, once it cannot (a full disk): the next write throws it. */
+  /** Lines not yet written: they go to the file together once they make a chunk. */
+  #pending: string[] = []
+  #pendingLength = 0
+  /** Why the file cannot be written, once it cannot (a full disk): every later write throws it. */
   #failure: Error | undefined
 
   private constructor(file: FileHandle) {
     this.#file = file
-    this.#out = createWriteStream('', { fd: file.fd, autoClose: false, highWaterMark: CHUNK })
-    this.#out.on('error', (err) => (this.#failure = forNow(err)))
   }
 
   /** A spool in `dir`; `openFile` stands in for the file system in tests. */
@@ -68,36 +67,54 @@ export class ImportSpool {
 
   /** One line each: JSON never holds a raw line break. */
   async write(batch: CheckedBatch): Promise<void> {
-    if (this.#failure) throw this.#failure
-    if (this.#out.write(`${JSON.stringify(batch)}\n`)) return
-    try {
-      await once(this.#out, 'drain')
-    } catch (err) {
-      throw forNow(err as Error)
-    }
+    const line = `${JSON.stringify(batch)}\n`
+    this.#pending.push(line)
+    this.#pendingLength += line.length
+    if (this.#pendingLength >= CHUNK) this.#flush()
   }
 
   /** The batches in the order they were written, with the rows their books came from; from the start each time. */
   async *batches(): AsyncGenerator<CheckedBatch> {
-    this.#out.end()
-    await finished(this.#out).catch((err: Error) => {
-      throw forNow(err)
-    })
-    // Read as the batches are stored: readline would run ahead and hold the whole file as lines
-    // while a PostgreSQL insert waits for its answer.
+    this.#flush()
+    // Read a chunk at a time as the batches are stored, never the whole file at once.
+    const decoder = new StringDecoder('utf8')
+    const buffer = Buffer.allocUnsafe(CHUNK)
     let rest = ''
-    const input = createReadStream('', { fd: this.#file.fd, start: 0, autoClose: false, encoding: 'utf8', highWaterMark: CHUNK })
-    for await (const text of input) {
-      const lines = (rest + (text as string)).split('\n')
+    for (let position = 0; ;) {
+      const read = this.#io(() => readSync(this.#file.fd, buffer, 0, CHUNK, position))
+      if (read === 0) break
+      position += read
+      const lines = (rest + decoder.write(buffer.subarray(0, read))).split('\n')
       rest = lines.pop()!
       for (const line of lines) yield JSON.parse(line) as CheckedBatch
     }
   }
 
   async remove(): Promise<void> {
-    // Ended, not destroyed, so that no write under way fails; a failure reaches the import through write or batches.
-    this.#out.end()
-    await finished(this.#out).catch(() => {})
+    this.#pending = []
     await this.#file.close()
+  }
+
+  #flush(): void {
+    if (this.#pendingLength === 0) return
+    const text = this.#pending.join('')
+    this.#pending = []
+    this.#pendingLength = 0
+    this.#io(() => writeSync(this.#file.fd, text))
+  }
+
+  /**
+   * A read or write of the file, done at once: the file is a few MiB that the page cache holds,
+   * so a call takes microseconds, where handing each chunk to the thread pool made the import
+   * wait for a thread, and then for its own turn, on a busy machine (docs/performance-log.md).
+   */
+  #io<T>(call: () => T): T {
+    if (this.#failure) throw this.#failure
+    try {
+      return call()
+    } catch (err) {
+      this.#failure = forNow(err as Error)
+      throw this.#failure
+    }
   }
 }

@@ -56,9 +56,9 @@ const FILES = {
 } as const
 
 /**
- * How long an import stores batches before it lets other requests through. A turn after every
- * batch slowed SQLite's imports noticeably (docs/performance.md); a few milliseconds is no wait
- * for a reader.
+ * How long an import reads or stores batches before it lets other requests through. A turn
+ * after every batch slowed SQLite's imports noticeably (docs/performance.md); a few milliseconds
+ * is no wait for a reader.
  */
 const IMPORT_TURN_MS = 5
 
@@ -135,12 +135,21 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
       // A dry run stores nothing, so it keeps nothing: it looks for duplicates as the rows come.
       const spool = dryRun ? undefined : await ImportSpool.create()
       const duplicates = dryRun ? catalogue.duplicatesOf() : undefined
+      // Reading a body that has arrived, and storing, wait for nothing: other requests are let
+      // through every few milliseconds.
+      let turnStarted = performance.now()
+      const between = async () => {
+        if (performance.now() - turnStarted < IMPORT_TURN_MS) return
+        await nextTurn()
+        turnStarted = performance.now()
+      }
       try {
         try {
           // Read and checked in full before the transaction opens: a slow client never holds the store.
           for await (const batch of reader.checkedBatches()) {
             await spool?.write(batch)
             await duplicates?.add(batch)
+            await between()
           }
           await duplicates?.end()
         } catch (err) {
@@ -160,12 +169,6 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
             ...(skipInvalid && { errors: reader.errors }),
             ...(skipDuplicates && { duplicates: repeated }),
           })
-        let turnStarted = performance.now()
-        const between = async () => {
-          if (performance.now() - turnStarted < IMPORT_TURN_MS) return
-          await nextTurn()
-          turnStarted = performance.now()
-        }
         const claim = request.idempotency
         const imported = await catalogue.importBooks(
           request.principal,
