@@ -4,6 +4,7 @@ import {
   countStatement,
   findStatement,
   needsProbe,
+  planFrom,
   probeStatement,
   WALKED,
   type BookSource,
@@ -17,6 +18,9 @@ const TRIGRAM = 3
 
 /** An FTS5 string: nothing in it is query syntax. */
 const ftsString = (text: string) => `"${text.replaceAll('"', '""')}"`
+
+/** The FTS5 query "every word begins a word". */
+const wordsQuery = (words: string[]) => words.map((word) => `${ftsString(word)}*`).join(' AND ')
 
 /** Each distinct run of three characters in `text`. */
 function trigrams(text: string): string[] {
@@ -37,7 +41,7 @@ const contained: BookSource['contains'] = (column, needle, add) => `instr(${colu
 const indexed: BookSource = {
   where: 'indexed = 1',
   wordsMatch: (words, add) => {
-    const match = add(words.map((word) => `${ftsString(word)}*`).join(' AND '))
+    const match = add(wordsQuery(words))
     return `id IN (SELECT rowid FROM books_words WHERE books_words MATCH ${match})`
   },
   contains: (column, needle, add) => {
@@ -50,8 +54,7 @@ const indexed: BookSource = {
     return `id IN (SELECT rowid FROM books_text WHERE books_text MATCH ${match}) AND ${found}`
   },
   // The word index holds exactly the indexed books: it counts them without reading one.
-  countWords: (words, add) =>
-    `(SELECT count(*) FROM books_words WHERE books_words MATCH ${add(words.map((word) => `${ftsString(word)}*`).join(' AND '))})`,
+  countWords: (words, add) => `(SELECT count(*) FROM books_words WHERE books_words MATCH ${add(wordsQuery(words))})`,
 }
 
 const tail: BookSource = {
@@ -67,6 +70,8 @@ export const sqliteFind: FindDialect = {
   position: (haystack, needle) => `instr(${haystack}, ${needle})`,
   least: (a, b) => `min(${a}, ${b})`,
   checked: tail,
+  countedMatches: (words, add, atMost) =>
+    `(SELECT count(*) FROM (SELECT 1 FROM books_words WHERE books_words MATCH ${add(wordsQuery(words))} LIMIT ${add(atMost)}))`,
   // Text too short for the trigram index is looked for in every indexed book: the index of its own
   // column holds it for each, in a fraction of the pages of the books, and the partial indexes
   // otherwise tempt SQLite to read every book through one of them, in random order.
@@ -120,16 +125,16 @@ export class SqliteFinder {
 
   /** Every book of `query` after its position, read as the caller asks for them. */
   rows(query: FindQuery): Iterator<FoundRow> {
-    const { text, values } = findStatement(query, sqliteFind, { whole: true, plan: this.#plan(query) })
+    const { text, values } = findStatement(query, sqliteFind, { whole: true, plan: this.#plan(query, true) })
     return this.#statement(text).iterate(...(values as SQLInputValue[])) as unknown as Iterator<FoundRow>
   }
 
   /** How to read the books of `query` (see FindPlan). */
-  #plan(query: FindQuery): FindPlan {
-    if (!needsProbe(query)) return 'index'
+  #plan(query: FindQuery, whole = false): FindPlan {
+    if (!needsProbe(query, { whole })) return 'index'
     const { text, values } = probeStatement(query, sqliteFind)
     const [found] = (this.#statement(text).all(...(values as SQLInputValue[])) as unknown as number[][])[0]!
-    return found! >= query.limit ? 'walk' : 'matches'
+    return planFrom(query, found!)
   }
 
   /** How many books match `filter`. */
