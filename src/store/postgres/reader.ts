@@ -2,6 +2,7 @@ import type pg from 'pg'
 import type { FindQuery, FoundBook } from '../../books/find.ts'
 import {
   countStatement,
+  fewMatches,
   findStatement,
   foundBooks,
   needsProbe,
@@ -77,7 +78,12 @@ export class PostgresReader implements BookReader {
   /** How to read the books of `query` (see FindPlan). */
   async #plan(query: FindQuery, run: (config: pg.QueryConfig) => Promise<pg.QueryResultRow[]>, whole = false): Promise<FindPlan> {
     if (!needsProbe(query, { whole })) return 'index'
-    const [{ found }] = (await run(probeStatement(query, postgresFind))) as [{ found: number | string }]
+    let counted: number | undefined
+    if (query.order.relevance) {
+      counted = Number((await run(countStatement(query.filter, postgresFind, { upTo: true })))[0]!.total)
+      if (fewMatches(query, counted)) return 'index'
+    }
+    const [{ found }] = (await run(probeStatement(query, postgresFind, counted))) as [{ found: number | string }]
     return planFrom(query, Number(found))
   }
 

@@ -118,6 +118,14 @@ export function needsProbe(query: FindQuery, { whole = false }: { whole?: boolea
   return filter.words !== undefined || filter.titleContains !== undefined || filter.authorContains !== undefined
 }
 
+/**
+ * Whether the words of `query` match few enough books, `counted` (countStatement with `upTo`), that
+ * scoring them all costs less than a walk through the top tier: its probe is then left out.
+ */
+export function fewMatches(query: FindQuery, counted: number): boolean {
+  return TIER_WALK_PER_MATCH * counted < query.limit
+}
+
 /** The plan for `query` once its probe found `found` books (see probeStatement). */
 export function planFrom(query: FindQuery, found: number): FindPlan {
   if (found >= query.limit) return 'walk'
@@ -335,15 +343,17 @@ export function findStatement(
 /**
  * Whether a walk along the index of the query's order finds a page within WALK_LENGTH books of
  * its first source, or by relevance a walk through the top tier within a bound that grows with the
- * words' matches: `found` is the page's length when it does, fewer otherwise.
+ * words' matches, `counted` (countStatement with `upTo`): `found` is the page's length when it
+ * does, fewer otherwise.
  */
-export function probeStatement(query: FindQuery, dialect: FindDialect): Statement {
+export function probeStatement(query: FindQuery, dialect: FindDialect, counted?: number): Statement {
   const { values, add } = collect(dialect)
   const source = dialect.sources[0]!
   const tier = tierOf(query)
   if (tier !== undefined) {
-    const counted = dialect.countedMatches(tier.words, add, TIER_COUNTED)
-    const walkLength = dialect.least(add(TIER_WALK), `${TIER_WALK_PER_MATCH} * ${counted}`)
+    // The walk's bound is a value, not the count itself: SQLite reads a subquery's LIMIT only
+    // when it is a value, and would otherwise walk the whole index.
+    const walkLength = add(Math.min(TIER_WALK, TIER_WALK_PER_MATCH * (counted ?? 0)))
     const walk = tierWalk(query, tier, dialect, source, add, { score: relevance(tier.words, dialect, add), walkLength })
     const found = `(SELECT count(*) FROM (${walk}) AS tier)`
     const complete = dialect.titleLengths?.complete ?? []
@@ -361,9 +371,14 @@ export function probeStatement(query: FindQuery, dialect: FindDialect): Statemen
   return { text: `SELECT count(*) AS found FROM (${matches}) AS matches`, values }
 }
 
-/** How many books match `filter`, all pages together, as `total`. */
-export function countStatement(filter: BookFilter, dialect: FindDialect): Statement {
+/**
+ * How many books match `filter`, all pages together, as `total`. With `upTo`, how many books of the
+ * first source hold the words of a query by relevance, counted up to TIER_COUNTED only, for its
+ * probe (see probeStatement).
+ */
+export function countStatement(filter: BookFilter, dialect: FindDialect, { upTo = false }: { upTo?: boolean } = {}): Statement {
   const { values, add } = collect(dialect)
+  if (upTo) return { text: `SELECT ${dialect.countedMatches(filter.words ?? [], add, TIER_COUNTED)} AS total`, values }
   const wordsOnly = Object.entries(filter).every(([name, value]) => name === 'words' || value === undefined)
   const counts = dialect.sources.map((source) =>
     wordsOnly && filter.words !== undefined && source.countWords !== undefined

@@ -3,6 +3,7 @@ import type { BookFilter, FindQuery } from '../../books/find.ts'
 import {
   countStatement,
   findStatement,
+  fewMatches,
   needsProbe,
   planFrom,
   probeStatement,
@@ -11,6 +12,7 @@ import {
   type FindDialect,
   type FindPlan,
   type FoundRow,
+  type Statement,
 } from '../sql/find.ts'
 
 /** Trigrams need three characters; shorter text is looked for in every book. */
@@ -132,14 +134,21 @@ export class SqliteFinder {
   /** How to read the books of `query` (see FindPlan). */
   #plan(query: FindQuery, whole = false): FindPlan {
     if (!needsProbe(query, { whole })) return 'index'
-    const { text, values } = probeStatement(query, sqliteFind)
-    const [found] = (this.#statement(text).all(...(values as SQLInputValue[])) as unknown as number[][])[0]!
-    return planFrom(query, found!)
+    let counted: number | undefined
+    if (query.order.relevance) {
+      counted = this.#first(countStatement(query.filter, sqliteFind, { upTo: true }))
+      if (fewMatches(query, counted)) return 'index'
+    }
+    return planFrom(query, this.#first(probeStatement(query, sqliteFind, counted)))
+  }
+
+  /** The first value of the first row of a statement. */
+  #first({ text, values }: Statement): number {
+    return (this.#statement(text).all(...(values as SQLInputValue[])) as unknown as SQLOutputValue[][])[0]![0] as number
   }
 
   /** How many books match `filter`. */
   count(filter: BookFilter): number {
-    const { text, values } = countStatement(filter, sqliteFind)
-    return (this.#statement(text).all(...(values as SQLInputValue[])) as unknown as SQLOutputValue[][])[0]![0] as number
+    return this.#first(countStatement(filter, sqliteFind))
   }
 }
