@@ -39,7 +39,7 @@ const PAGES = 'q=the&limit=20, pages 2 to 5'
 /** Milliseconds of each sample of each shape, by one service in one round. */
 type Round = Map<string, number[]>
 
-/** Answers `503` (out of time) per shape and service, over every round. */
+/** Answers `503` (out of time) per shape and service, over every round of one engine. */
 const unavailable = new Map<string, number>()
 
 async function measure(name: string, main: string | undefined, dbUrl: string, samples: number): Promise<Round> {
@@ -130,6 +130,7 @@ async function main(): Promise<void> {
     // The first service to open the SQLite file migrates it: this checkout's, before any round.
     await (await startService({ dbUrl })).stop()
     const results = new Map(services.map(([name]) => [name, [] as Round[]]))
+    unavailable.clear()
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? services : [...services].reverse()
       for (const [name, main] of order) {
