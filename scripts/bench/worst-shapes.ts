@@ -1,5 +1,5 @@
 /**
- * `node scripts/bench/worst-shapes.ts --data=DIR [--against=CHECKOUT] [--books=N] [--samples=N]
+ * `npm run bench -- worst-shapes --data=DIR [--against=CHECKOUT] [--books=N] [--samples=N]
  * [--rounds=N] [--engines=sqlite,postgres]`: the first pages of the slowest search shapes at a
  * million books (or N), on each engine, by this checkout's service and, with `--against`, by
  * another checkout's, such as the main branch's, taking turns in the same conditions: each round
@@ -105,8 +105,9 @@ async function sqliteUrl(dir: string, books: number): Promise<string> {
   return `sqlite:${path}`
 }
 
-async function main(): Promise<void> {
+export async function main(args: string[]): Promise<void> {
   const { values } = parseArgs({
+    args,
     options: {
       data: { type: 'string' },
       against: { type: 'string' },
@@ -151,5 +152,3 @@ async function main(): Promise<void> {
   }
   console.log(`\nFirst pages at ${books} books, ${rounds} rounds of ${samples} samples\n\n${lines.join('\n')}`)
 }
-
-await main()
