@@ -13,6 +13,7 @@
  *
  * `npm run bench -- search [--books=N] [--samples=N]` measures finding books instead, and
  * `npm run bench -- hostile [--books=N] [--data=DIR]` the worst requests a signed-in client can send, and
+ * `npm run bench -- worst-shapes --data=DIR [--against=CHECKOUT]` the slowest searches' first pages against another checkout's, and
  * `npm run bench -- backup [--books=N] [--rate=N]` a backup under writes, and
  * `npm run bench -- feed [--rate=N] [--seconds=N] [--streams=N]` the change feed: latency across instances, and many open streams.
  */
@@ -25,8 +26,9 @@ import { describeMachine, table, writeResults, type Section } from './bench/repo
 import { loadSuite, suiteNames, type BenchContext } from './bench/suites.ts'
 
 // Finding books, the worst a client may ask, backups and the change feed have benchmarks of their
-// own, with their own options: see scripts/bench/search.ts, hostile.ts, backup.ts and feed.ts.
-if (['search', 'hostile', 'backup', 'feed'].includes(process.argv[2] ?? '')) {
+// own, with their own options: see scripts/bench/search.ts, hostile.ts, worst-shapes.ts, backup.ts
+// and feed.ts.
+if (['search', 'hostile', 'worst-shapes', 'backup', 'feed'].includes(process.argv[2] ?? '')) {
   const bench = (await import(`./bench/${process.argv[2]}.ts`)) as { main(args: string[]): Promise<void> }
   await bench.main(process.argv.slice(3))
   process.exit(0)

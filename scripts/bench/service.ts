@@ -26,17 +26,26 @@ export interface ServiceOptions {
   cpus?: string | undefined
   /** Options for node itself, such as `--cpu-prof`. */
   nodeOptions?: string[]
+  /** The service's entry point, such as another checkout's, to compare against; this one's when absent. */
+  main?: string
 }
 
 /** What `npm start` gives node besides the service. */
 const START_OPTIONS = ['--max-semi-space-size=16', '--no-allocation-site-pretenuring']
 
 /** The service in production mode on a free port of the loopback address, started as `npm start` starts it. */
-export async function startService({ dbUrl, logLevel = 'warn', env = {}, cpus, nodeOptions = [] }: ServiceOptions): Promise<Service> {
+export async function startService({
+  dbUrl,
+  logLevel = 'warn',
+  env = {},
+  cpus,
+  nodeOptions = [],
+  main = MAIN,
+}: ServiceOptions): Promise<Service> {
   const counts = mkdtempSync(join(tmpdir(), 'book-bench-allocations-'))
   const allocations = countAllocations(join(counts, 'bytes'))
   const listener = await startListener(
-    [...START_OPTIONS, ...allocations.nodeOptions, ...nodeOptions, MAIN],
+    [...START_OPTIONS, ...allocations.nodeOptions, ...nodeOptions, main],
     {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',

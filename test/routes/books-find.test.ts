@@ -579,5 +579,53 @@ for (const engine of searchEngines) {
         }
       })
     })
+
+    describe('relevance of words that begin many titles, page by page', () => {
+      const added: Book[] = []
+
+      before(async () => {
+        faker.seed(20_261_128)
+        // Titles that begin with the words, whole, of many lengths, some equal; and books that
+        // hold the words elsewhere, or only as beginnings, which rank below them.
+        for (let n = 0; n < 40; n++) {
+          const title = n % 5 === 4 ? `The ${faker.word.noun()}` : `The ${faker.word.adjective()} ${faker.word.noun()}`
+          added.push(await create({ title, author: faker.person.fullName(), year: 2000 }))
+        }
+        for (const title of [
+          'Theory of the Old',
+          'Of the Old Sea',
+          'The Old Man',
+          'The Old',
+          'The Oldest House',
+          'The Old Curiosity Shop',
+          'A Moveable Feast',
+          'Axe',
+        ]) {
+          added.push(await create({ title, author: 'The Olds', year: 2001 }))
+        }
+        added.push(await create({ title: 'Nothing Here', author: 'The Old Author', year: 2002 }))
+      })
+      after(async () => {
+        for (const book of added) await store.books.delete('tester', book.id)
+      })
+
+      test('every page follows the order of the whole, through the titles that begin with them and past them', async () => {
+        const all = (await get('/books')).json<ListBody>().data!
+        for (const q of ['the', 'the old', 'a', 'th']) {
+          const whole = expectedIds(all, { q })
+          assert.ok(whole.length > 6, q)
+          const seen: number[] = []
+          // Bounded, so that a cursor that goes back fails instead of looping.
+          let next: string | undefined = query({ q, limit: 3 })
+          for (let page = 0; next !== undefined && page <= whole.length / 3; page++) {
+            const res: LightMyRequestResponse = await get(next)
+            assert.equal(res.statusCode, 200, res.body)
+            seen.push(...res.json<ListBody>().data!.map((book) => book.id))
+            next = /^<([^>]+)>/.exec(String(res.headers.link ?? ''))?.[1]
+          }
+          assert.deepEqual(seen, whole, q)
+        }
+      })
+    })
   })
 }

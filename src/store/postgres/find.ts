@@ -1,4 +1,4 @@
-import { WALKED, type FindDialect } from '../sql/find.ts'
+import { WALKED, type BookSource, type FindDialect } from '../sql/find.ts'
 
 /** LIKE's wildcards and its escape character as plain characters. */
 function likeLiteral(text: string): string {
@@ -22,14 +22,28 @@ function beginning(word: string): string {
  * Finding books in PostgreSQL: words through the GIN index of the `words` tsvector (prefix
  * queries), contained text through the pg_trgm indexes of the folded title and author.
  */
+/** The longest words of a title that the index of title lengths holds, in bytes (migration 022). */
+const INDEXED_TITLE_BYTES = 2000
+
+const wordsMatch: BookSource['wordsMatch'] = (words, add) => `words @@ ${add(words.map(beginning).join(' & '))}::tsquery`
+
 export const postgresFind: FindDialect = {
   placeholder: (n) => `$${n}`,
   sources: [
     {
-      wordsMatch: (words, add) => `words @@ ${add(words.map(beginning).join(' & '))}::tsquery`,
+      wordsMatch,
       contains: (column, needle, add) => `${column} LIKE ${add(`%${likeLiteral(needle)}%`)}`,
     },
   ],
+  // The index of title lengths holds the title's words beside each key, and a key of a B-tree
+  // takes at most 2,704 bytes: the few books whose words are longer are left out of it. A walk
+  // through the index is tried only while there are none.
+  titleLengths: {
+    where: [`octet_length(title_words) <= ${INDEXED_TITLE_BYTES}`],
+    complete: [`NOT EXISTS (SELECT 1 FROM books WHERE octet_length(title_words) > ${INDEXED_TITLE_BYTES})`],
+  },
+  countedMatches: (words, add, atMost) =>
+    `(SELECT count(*) FROM (SELECT 1 FROM books WHERE ${wordsMatch(words, add)} LIMIT ${add(atMost)}) AS counted)`,
   position: (haystack, needle) => `strpos(${haystack}, ${needle})`,
   least: (a, b) => `least(${a}, ${b})`,
   // The planner weighs both plans with its statistics.

@@ -1,6 +1,16 @@
 import type pg from 'pg'
 import type { FindQuery, FoundBook } from '../../books/find.ts'
-import { countStatement, findStatement, foundBooks, needsProbe, probeStatement, type FindPlan, type FoundRow } from '../sql/find.ts'
+import {
+  countStatement,
+  fewMatches,
+  findStatement,
+  foundBooks,
+  needsProbe,
+  planFrom,
+  probeStatement,
+  type FindPlan,
+  type FoundRow,
+} from '../sql/find.ts'
 import type { BookPages, BookReader, JsonPage, ReadOptions } from '../store.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { connectWithin, runWithin } from './connections.ts'
@@ -66,10 +76,15 @@ export class PostgresReader implements BookReader {
   }
 
   /** How to read the books of `query` (see FindPlan). */
-  async #plan(query: FindQuery, run: (config: pg.QueryConfig) => Promise<pg.QueryResultRow[]>): Promise<FindPlan> {
-    if (!needsProbe(query)) return 'index'
-    const [{ found }] = (await run(probeStatement(query, postgresFind))) as [{ found: number | string }]
-    return Number(found) >= query.limit ? 'walk' : 'matches'
+  async #plan(query: FindQuery, run: (config: pg.QueryConfig) => Promise<pg.QueryResultRow[]>, whole = false): Promise<FindPlan> {
+    if (!needsProbe(query, { whole })) return 'index'
+    let counted: number | undefined
+    if (query.order.relevance) {
+      counted = Number((await run(countStatement(query.filter, postgresFind, { upTo: true })))[0]!.total)
+      if (fewMatches(query, counted)) return 'index'
+    }
+    const [{ found }] = (await run(probeStatement(query, postgresFind, counted))) as [{ found: number | string }]
+    return planFrom(query, Number(found))
   }
 
   async #onePage(query: FindQuery): Promise<{ found: FoundBook[]; total: number | undefined }> {
@@ -111,7 +126,7 @@ export class PostgresReader implements BookReader {
       // changes numbered up to this one, as numbers are handed out in commit order.
       const changeSeq = Number((await step({ text: 'SELECT last FROM change_seq' })).rows[0]!.last)
       const total = query.count === true ? Number((await step(countStatement(query.filter, postgresFind))).rows[0]!.total) : undefined
-      const plan = await this.#plan(query, async (config) => (await step(config)).rows)
+      const plan = await this.#plan(query, async (config) => (await step(config)).rows, true)
       const { text, values } = findStatement(query, postgresFind, { whole: true, plan })
       await step({ text: `DECLARE books_read NO SCROLL CURSOR FOR ${text}`, values })
       return readPages({ total, changeSeq }, await fetch(), fetch, end)

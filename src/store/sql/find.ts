@@ -45,6 +45,14 @@ export interface FindDialect {
   walked: string
   /** The key `sort=title` orders by: the folded title with a leading article filed after the rest (migration 019). */
   filingTitle: string
+  /** How many books of the first source hold every word, counted up to `atMost` and no further. */
+  countedMatches(words: string[], add: (value: unknown) => string, atMost: number): string
+  /**
+   * What a walk through the index of title lengths (migration 022) adds to its conditions, to read
+   * that index when it holds only some books; and the condition that every book the walk cannot
+   * see is out of the top tier of relevance.
+   */
+  titleLengths?: { where: string[]; complete: string[] }
   /** Where a matches-first read of the first source reads from, when the planner would choose worse. */
   matchesFrom?(filter: BookFilter): string
   /**
@@ -56,20 +64,72 @@ export interface FindDialect {
 
 /**
  * How a find reads its books. `index`: as the engine's planner chooses. `walk`: along the index of
- * its order, checking each book, which stops after a page when matches are dense. `matches`: every
- * match first, through the filter's own indexes or a scan, then sorted, which is quick when matches
- * are few. A query sorted by a key its filter cannot narrow is probed first (probeStatement) to
- * choose between the last two: the planner cannot tell how many books hold a word or some text.
+ * its order, checking each book, which stops after a page when matches are dense; by relevance,
+ * along the index of title lengths through the top tier (see tierOf). `matches`: every match
+ * first, through the filter's own indexes or a scan, then sorted, which is quick when matches are
+ * few. A query sorted by a key its filter cannot narrow, or by relevance in the top tier, is probed
+ * first (probeStatement) to choose: the planner cannot tell how many books hold a word or some text.
  */
 export type FindPlan = 'index' | 'walk' | 'matches'
 
 /** Books a walk reads before it gives up on finding a page: matches rarer than a page in these are few. */
 export const WALK_LENGTH = 20_000
 
-/** Whether a query's plan depends on how dense its matches are: a sort its filter's indexes cannot give. */
-export function needsProbe(query: FindQuery): boolean {
+/**
+ * Index entries a walk through the top tier reads at most before it gives up, and the relevance
+ * order scores every match instead. The tier of a common word is dense overall (a third of a
+ * million generated titles begin with "the") but not among the shortest titles, which come first:
+ * the first of them is the 27,000th title by length. The walk reads the index alone (migration
+ * 022), a microsecond or so per entry.
+ */
+const TIER_WALK = 50_000
+
+/**
+ * A walk through the top tier reads at most this many index entries per book that matches, as
+ * counted up to TIER_COUNTED: a rare word's matches are scored faster than a long walk finds too
+ * few of them, and counting stops early for a common one.
+ */
+const TIER_WALK_PER_MATCH = 25
+const TIER_COUNTED = TIER_WALK / TIER_WALK_PER_MATCH
+
+/**
+ * The top tier of the relevance order of `words` (see relevance): every word begins a word of the
+ * title, the title begins with them as a phrase, and every word is whole. Its books outrank all
+ * others, and among them the order is shorter title first, then id: the order of an index on the
+ * title's length, which a walk reads from the start, or from a position inside the tier. Only
+ * for words alone: other conditions would thin the tier out.
+ */
+function tierOf(query: FindQuery): { words: string[]; floor: number; after?: Position } | undefined {
+  const { filter, order, after } = query
+  const words = filter.words
+  if (!order.relevance || words === undefined || words.length === 0) return undefined
+  if (!Object.entries(filter).every(([name, value]) => name === 'words' || value === undefined)) return undefined
+  const floor = ((words.length * 256 + 255) * 128 + words.length) * 512
+  if (after === undefined) return { words, floor }
+  const [score, id] = after as [number, number]
+  return score >= floor ? { words, floor, after: [floor + 511 - score, id] } : undefined
+}
+
+/** Whether a query's plan depends on how dense its matches are: a sort its filter's indexes cannot give, or relevance in the top tier. */
+export function needsProbe(query: FindQuery, { whole = false }: { whole?: boolean } = {}): boolean {
   const { filter, order } = query
-  return !order.relevance && (filter.words !== undefined || filter.titleContains !== undefined || filter.authorContains !== undefined)
+  // Every book of a whole answer is scored anyway.
+  if (order.relevance) return !whole && tierOf(query) !== undefined
+  return filter.words !== undefined || filter.titleContains !== undefined || filter.authorContains !== undefined
+}
+
+/**
+ * Whether the words of `query` match few enough books, `counted` (countStatement with `upTo`), that
+ * scoring them all costs less than a walk through the top tier: its probe is then left out.
+ */
+export function fewMatches(query: FindQuery, counted: number): boolean {
+  return TIER_WALK_PER_MATCH * counted < query.limit
+}
+
+/** The plan for `query` once its probe found `found` books (see probeStatement). */
+export function planFrom(query: FindQuery, found: number): FindPlan {
+  if (found >= query.limit) return 'walk'
+  return query.order.relevance ? 'index' : 'matches'
 }
 
 /** A statement and its values. */
@@ -196,6 +256,39 @@ const orderBy = (keys: Key[], name: (key: Key, i: number) => string) =>
 export const WALKED = 'id, title, author, year, title_folded, author_folded, title_words, author_words'
 
 /**
+ * The books of the top tier (see tierOf) among the first `walkLength` books of `source` by title
+ * length, from the tier's position, up to `query.limit` of them, as `id` and `k0` (their relevance,
+ * the expression `score`). The walk reads the index books_by_title_length alone (migration 022),
+ * which holds each title's words: only the books whose title begins with the words are read, for
+ * their author's words. A book of the tier has every word at the beginning of a word of its title,
+ * so it matches the query.
+ */
+function tierWalk(
+  query: FindQuery,
+  tier: NonNullable<ReturnType<typeof tierOf>>,
+  dialect: FindDialect,
+  source: BookSource,
+  add: (value: unknown) => string,
+  { score, walkLength }: { score: string; walkLength: string },
+): string {
+  // The expression of the index, which the relevance ends with.
+  const length = dialect.least('length(title_words)', '511')
+  const keys = [
+    { expression: length, descending: false },
+    { expression: 'id', descending: false },
+  ]
+  const after = tier.after === undefined ? [] : [keyset(keys, tier.after, add)]
+  const where = [...sourceConditions(dialect, source), ...(dialect.titleLengths?.where ?? []), ...after]
+  const walked = `SELECT id, title_words FROM books${whereClause(where)}
+      ORDER BY ${orderBy(keys, (key) => key.expression)} LIMIT ${walkLength}`
+  const begins = `${dialect.position("' ' || title_words", add(` ${tier.words.join(' ')}`))} = 1`
+  const authors = `SELECT id, title_words, (SELECT author_words FROM books AS book WHERE book.id = walked.id) AS author_words
+      FROM (${walked}) AS walked WHERE ${begins} ${dialect.fence}`
+  // Nothing between the walk and this LIMIT reorders the books: the first ones of the tier are kept.
+  return `SELECT id, ${score} AS k0 FROM (${authors}) AS authors WHERE ${score} >= ${add(tier.floor)} LIMIT ${add(query.limit)}`
+}
+
+/**
  * The page of books that `query` asks for, each with the values of its position; with `whole`,
  * every book after its position, however many. With several sources, each SELECT gives its
  * books in the page's order, and SQLite merges them as they come. `plan` says how the first
@@ -219,6 +312,11 @@ export function findStatement(
   const named = keys.map((key, i) => ({ ...key, expression: `k${i}` }))
   const selects = dialect.sources.map((source, i) => {
     const how = i === 0 ? plan : 'index'
+    const tier = how === 'walk' && !whole ? tierOf(query) : undefined
+    if (tier !== undefined) {
+      const walk = tierWalk(query, tier, dialect, source, add, { score: keys[0]!.expression, walkLength: add(TIER_WALK) })
+      return `SELECT books.id, title, author, year, k0, books.id AS k1 FROM (${walk}) AS tier JOIN books ON books.id = tier.id`
+    }
     if (how === 'walk') {
       const walked = `SELECT ${dialect.walked} FROM books${whereClause([...sourceConditions(dialect, source), ...after(keys)])}
       ORDER BY ${orderBy(keys, (key) => key.expression)} ${whole ? dialect.fence : `LIMIT ${add(WALK_LENGTH)}`}`
@@ -244,11 +342,26 @@ export function findStatement(
 
 /**
  * Whether a walk along the index of the query's order finds a page within WALK_LENGTH books of
- * its first source: `found` is the page's length when it does, fewer when matches are rarer.
+ * its first source, or by relevance a walk through the top tier within a bound that grows with the
+ * words' matches, `counted` (countStatement with `upTo`): `found` is the page's length when it
+ * does, fewer otherwise.
  */
-export function probeStatement(query: FindQuery, dialect: FindDialect): Statement {
+export function probeStatement(query: FindQuery, dialect: FindDialect, counted?: number): Statement {
   const { values, add } = collect(dialect)
   const source = dialect.sources[0]!
+  const tier = tierOf(query)
+  if (tier !== undefined) {
+    // The walk's bound is a value, not the count itself: SQLite reads a subquery's LIMIT only
+    // when it is a value, and would otherwise walk the whole index.
+    const walkLength = add(Math.min(TIER_WALK, TIER_WALK_PER_MATCH * (counted ?? 0)))
+    const walk = tierWalk(query, tier, dialect, source, add, { score: relevance(tier.words, dialect, add), walkLength })
+    const found = `(SELECT count(*) FROM (${walk}) AS tier)`
+    const complete = dialect.titleLengths?.complete ?? []
+    return {
+      text: `SELECT ${complete.length > 0 ? `CASE WHEN ${complete.join(' AND ')} THEN ${found} ELSE 0 END` : found} AS found`,
+      values,
+    }
+  }
   const keys = keysOf(query, dialect, add)
   const after = query.after === undefined ? [] : [keyset(keys, query.after, add)]
   const walked = `SELECT ${dialect.walked} FROM books${whereClause([...sourceConditions(dialect, source), ...after])}
@@ -258,9 +371,14 @@ export function probeStatement(query: FindQuery, dialect: FindDialect): Statemen
   return { text: `SELECT count(*) AS found FROM (${matches}) AS matches`, values }
 }
 
-/** How many books match `filter`, all pages together, as `total`. */
-export function countStatement(filter: BookFilter, dialect: FindDialect): Statement {
+/**
+ * How many books match `filter`, all pages together, as `total`. With `upTo`, how many books of the
+ * first source hold the words of a query by relevance, counted up to TIER_COUNTED only, for its
+ * probe (see probeStatement).
+ */
+export function countStatement(filter: BookFilter, dialect: FindDialect, { upTo = false }: { upTo?: boolean } = {}): Statement {
   const { values, add } = collect(dialect)
+  if (upTo) return { text: `SELECT ${dialect.countedMatches(filter.words ?? [], add, TIER_COUNTED)} AS total`, values }
   const wordsOnly = Object.entries(filter).every(([name, value]) => name === 'words' || value === undefined)
   const counts = dialect.sources.map((source) =>
     wordsOnly && filter.words !== undefined && source.countWords !== undefined

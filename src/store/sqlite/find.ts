@@ -3,13 +3,16 @@ import type { BookFilter, FindQuery } from '../../books/find.ts'
 import {
   countStatement,
   findStatement,
+  fewMatches,
   needsProbe,
+  planFrom,
   probeStatement,
   WALKED,
   type BookSource,
   type FindDialect,
   type FindPlan,
   type FoundRow,
+  type Statement,
 } from '../sql/find.ts'
 
 /** Trigrams need three characters; shorter text is looked for in every book. */
@@ -17,6 +20,9 @@ const TRIGRAM = 3
 
 /** An FTS5 string: nothing in it is query syntax. */
 const ftsString = (text: string) => `"${text.replaceAll('"', '""')}"`
+
+/** The FTS5 query "every word begins a word". */
+const wordsQuery = (words: string[]) => words.map((word) => `${ftsString(word)}*`).join(' AND ')
 
 /** Each distinct run of three characters in `text`. */
 function trigrams(text: string): string[] {
@@ -37,7 +43,7 @@ const contained: BookSource['contains'] = (column, needle, add) => `instr(${colu
 const indexed: BookSource = {
   where: 'indexed = 1',
   wordsMatch: (words, add) => {
-    const match = add(words.map((word) => `${ftsString(word)}*`).join(' AND '))
+    const match = add(wordsQuery(words))
     return `id IN (SELECT rowid FROM books_words WHERE books_words MATCH ${match})`
   },
   contains: (column, needle, add) => {
@@ -50,8 +56,7 @@ const indexed: BookSource = {
     return `id IN (SELECT rowid FROM books_text WHERE books_text MATCH ${match}) AND ${found}`
   },
   // The word index holds exactly the indexed books: it counts them without reading one.
-  countWords: (words, add) =>
-    `(SELECT count(*) FROM books_words WHERE books_words MATCH ${add(words.map((word) => `${ftsString(word)}*`).join(' AND '))})`,
+  countWords: (words, add) => `(SELECT count(*) FROM books_words WHERE books_words MATCH ${add(wordsQuery(words))})`,
 }
 
 const tail: BookSource = {
@@ -67,6 +72,8 @@ export const sqliteFind: FindDialect = {
   position: (haystack, needle) => `instr(${haystack}, ${needle})`,
   least: (a, b) => `min(${a}, ${b})`,
   checked: tail,
+  countedMatches: (words, add, atMost) =>
+    `(SELECT count(*) FROM (SELECT 1 FROM books_words WHERE books_words MATCH ${add(wordsQuery(words))} LIMIT ${add(atMost)}))`,
   // Text too short for the trigram index is looked for in every indexed book: the index of its own
   // column holds it for each, in a fraction of the pages of the books, and the partial indexes
   // otherwise tempt SQLite to read every book through one of them, in random order.
@@ -120,21 +127,28 @@ export class SqliteFinder {
 
   /** Every book of `query` after its position, read as the caller asks for them. */
   rows(query: FindQuery): Iterator<FoundRow> {
-    const { text, values } = findStatement(query, sqliteFind, { whole: true, plan: this.#plan(query) })
+    const { text, values } = findStatement(query, sqliteFind, { whole: true, plan: this.#plan(query, true) })
     return this.#statement(text).iterate(...(values as SQLInputValue[])) as unknown as Iterator<FoundRow>
   }
 
   /** How to read the books of `query` (see FindPlan). */
-  #plan(query: FindQuery): FindPlan {
-    if (!needsProbe(query)) return 'index'
-    const { text, values } = probeStatement(query, sqliteFind)
-    const [found] = (this.#statement(text).all(...(values as SQLInputValue[])) as unknown as number[][])[0]!
-    return found! >= query.limit ? 'walk' : 'matches'
+  #plan(query: FindQuery, whole = false): FindPlan {
+    if (!needsProbe(query, { whole })) return 'index'
+    let counted: number | undefined
+    if (query.order.relevance) {
+      counted = this.#first(countStatement(query.filter, sqliteFind, { upTo: true }))
+      if (fewMatches(query, counted)) return 'index'
+    }
+    return planFrom(query, this.#first(probeStatement(query, sqliteFind, counted)))
+  }
+
+  /** The first value of the first row of a statement. */
+  #first({ text, values }: Statement): number {
+    return (this.#statement(text).all(...(values as SQLInputValue[])) as unknown as SQLOutputValue[][])[0]![0] as number
   }
 
   /** How many books match `filter`. */
   count(filter: BookFilter): number {
-    const { text, values } = countStatement(filter, sqliteFind)
-    return (this.#statement(text).all(...(values as SQLInputValue[])) as unknown as SQLOutputValue[][])[0]![0] as number
+    return this.#first(countStatement(filter, sqliteFind))
   }
 }

@@ -14,6 +14,7 @@ import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Store } from '../../../src/store/store.ts'
 import { storeEngines } from '../../helpers.ts'
 import { createTestSchema } from '../../support/postgres.ts'
+import { expectedIds } from '../../support/book-search-model.ts'
 import { findPage } from '../../support/reads.ts'
 
 /** The last migration of the version before finding books existed. */
@@ -217,6 +218,72 @@ describe('a database made before titles were filed upgrades in place', () => {
         }
       })
       await checkFiled(store)
+    },
+  )
+})
+
+/** The last migration before title lengths were indexed for finding by relevance. */
+const BEFORE_TITLE_LENGTHS = 21
+
+/** Titles that begin with "the", of many lengths, and others that hold it elsewhere. */
+const RANKED = Array.from({ length: 60 }, (_, n) => ({
+  title: n % 3 === 0 ? `Theory of the Thing ${n}` : `The ${'Long '.repeat(n % 7)}Thing ${n}`,
+  author: n % 4 === 0 ? 'The Author' : 'Someone Else',
+  year: 1950 + n,
+}))
+
+/** Every page of `q=the`, three books a page, follows the order of the whole. */
+async function checkRanked(store: Store) {
+  const ids: number[] = []
+  let after: (string | number)[] | undefined
+  for (let page = 0; page <= RANKED.length / 3; page++) {
+    const { found } = await findPage(store, { ...findQueryOf(parseBookQuery({ q: 'the' }), undefined, 3), after })
+    ids.push(...found.map(({ book }) => book.id))
+    after = found.at(-1)?.position
+    if (found.length < 3) break
+  }
+  const all = RANKED.map((book, i) => ({ ...book, id: i + 1 }))
+  assert.deepEqual(ids, expectedIds(all, { q: 'the' }))
+}
+
+describe('a database made before title lengths were indexed upgrades in place', () => {
+  it('on sqlite, its books come by relevance page by page', async (t) => {
+    const { path, db } = await sqliteAt(t, BEFORE_TITLE_LENGTHS)
+    const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`)
+    db.exec('BEGIN')
+    for (const book of RANKED) {
+      const keys = searchKeys(book)
+      insert.run(book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords)
+    }
+    new SqliteSearchIndex(db).indexAll()
+    db.exec('COMMIT')
+    db.close()
+
+    const store = new SqliteStore({ path })
+    t.after(() => store.close())
+    await checkRanked(store)
+  })
+
+  it(
+    'on postgres, its books come by relevance page by page',
+    { skip: storeEngines.find((engine) => engine.name === 'postgres')!.skip },
+    async (t) => {
+      const store = await postgresAt(
+        t,
+        ({ version }) => version <= BEFORE_TITLE_LENGTHS,
+        async (client) => {
+          for (const book of RANKED) {
+            const keys = searchKeys(book)
+            await client.query(
+              `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+               VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+              [book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords],
+            )
+          }
+        },
+      )
+      await checkRanked(store)
     },
   )
 })
