@@ -56,6 +56,11 @@ export class RequestBody extends Readable {
   }
 }
 
+/** Whether the request's headers announce a body. */
+function sendsBody({ headers }: IncomingMessage): boolean {
+  return headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) !== 0
+}
+
 /** A body still arriving, when it must have arrived by, and how its read is failed. */
 interface ArrivingBody {
   received: number
@@ -103,8 +108,7 @@ async function guard(app: FastifyInstance, limits: ConnectionLimits): Promise<vo
   })
 
   app.addHook('preParsing', (request, _reply, payload, done) => {
-    const { headers } = request.raw
-    if (headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) === 0) {
+    if (!sendsBody(request.raw)) {
       done(null, payload)
       return
     }
@@ -141,8 +145,10 @@ async function guard(app: FastifyInstance, limits: ConnectionLimits): Promise<vo
   })
 
   app.addHook('onSend', (request, reply, payload, done) => {
-    // False only on a real request whose body the server has not had whole.
-    if (request.raw.complete === false) reply.header('connection', 'close')
+    // False on a real request whose body the server has not had whole, and on one without a body
+    // answered in the turn its headers arrived, before Node marks it complete: that one keeps its
+    // connection.
+    if (request.raw.complete === false && sendsBody(request.raw)) reply.header('connection', 'close')
     done(null, payload)
   })
 }
