@@ -331,12 +331,13 @@ describe('importing a file from the catalogue page', { skip, timeout: 180_000, c
     // The loopback would send it in a blink: at this speed each upload takes about 2.5 s.
     const cdp = await page.context().newCDPSession(page)
     await cdp.send('Network.enable')
-    await cdp.send('Network.emulateNetworkConditions', {
-      offline: false,
-      latency: 0,
-      downloadThroughput: -1,
-      uploadThroughput: Math.round(file.length / 2.5),
-    })
+    const uploadIn = (seconds: number) =>
+      cdp.send('Network.emulateNetworkConditions', {
+        offline: false,
+        latency: 0,
+        downloadThroughput: -1,
+        uploadThroughput: Math.round(file.length / seconds),
+      })
     // Each change of a bar, when it happened: what the person sees move.
     await page.evaluate(() => {
       const seen: { at: number; value: number | null; max: number }[] = []
@@ -375,7 +376,9 @@ describe('importing a file from the catalogue page', { skip, timeout: 180_000, c
       assert.equal(seen.at(-1)!.value, null, 'once sent, the bar waits for the service')
     }
 
-    // Cancelled while the file is checked: nothing is checked.
+    // Cancelled while the file is checked: nothing is checked. The page is looked at while the
+    // file is sent, which on a busy machine takes longer than 2.5 s of sending would last.
+    await uploadIn(15)
     const dialog = await openImport(page)
     const input = dialog.getByLabel('File to import')
     await input.setInputFiles({ name: 'large.csv', mimeType: 'text/csv', buffer: file })
@@ -386,6 +389,7 @@ describe('importing a file from the catalogue page', { skip, timeout: 180_000, c
     await dialog.getByRole('status').filter({ hasText: 'Cancelled: “large.csv” was not checked.' }).waitFor()
     assert.equal(await checking.isVisible(), false)
     assert.equal(await focused(page), 'File to import')
+    await uploadIn(2.5)
 
     // Closing the dialog while the file is sent stops the upload too.
     await input.setInputFiles({ name: 'large.csv', mimeType: 'text/csv', buffer: file })
