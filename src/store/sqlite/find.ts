@@ -95,6 +95,9 @@ export const sqliteFind: FindDialect = {
   guard: '(id % 1024 <> 0 OR book_in_time())',
 }
 
+/** The seq of the newest change, which SQLite never hands out twice (AUTOINCREMENT), or 0. */
+export const NEWEST_CHANGE = "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'book_changes'), 0) AS seq"
+
 /** Statements per shape of query, prepared once; the shapes are few, but bounded all the same. */
 const PREPARED_SHAPES = 256
 
@@ -145,6 +148,11 @@ export class SqliteFinder {
   /** The first value of the first row of a statement. */
   #first({ text, values }: Statement): number {
     return (this.#statement(text).all(...(values as SQLInputValue[])) as unknown as SQLOutputValue[][])[0]![0] as number
+  }
+
+  /** The seq of the newest change (NEWEST_CHANGE). */
+  newestChange(): number {
+    return (this.#statement(NEWEST_CHANGE).all() as unknown as number[][])[0]![0]!
   }
 
   /** How many books match `filter`. */

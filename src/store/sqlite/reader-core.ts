@@ -56,9 +56,6 @@ export interface ReaderConnections {
   snapshots: boolean
 }
 
-/** The seq of the newest change, which SQLite never hands out twice (AUTOINCREMENT), or 0. */
-export const NEWEST_CHANGE = "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'book_changes'), 0) AS seq"
-
 /** The JSON text of the books of `rows`, with exactly their four members. */
 function booksJson(rows: FoundRow[]): string {
   return JSON.stringify(rows.map(([id, title, author, year]) => ({ id, title, author, year })))
@@ -79,22 +76,32 @@ function pageOf(rows: FoundRow[], json: boolean): PageAnswer {
 export class ReaderCore {
   readonly #connections: ReaderConnections
   readonly #finder: SqliteFinder
+  /** Each connection's finder, with the statements it prepared: a connection serves read after read. */
+  readonly #finders = new WeakMap<DatabaseSync, SqliteFinder>()
   readonly #open = new Map<number, OpenRead>()
   /** When the step under way must end, on this thread's clock. */
   #deadline = Infinity
 
   constructor(connections: ReaderConnections) {
     this.#connections = connections
-    this.#guard(connections.pages)
-    this.#finder = new SqliteFinder(connections.pages)
+    this.#finder = this.#finderOf(connections.pages)
   }
 
-  /** The function that the find SQL's guard calls (see find.ts): it fails the statement once the step's time is up. */
-  #guard(db: DatabaseSync): void {
-    db.function('book_in_time', { deterministic: false, directOnly: true }, () => {
-      if (performance.now() > this.#deadline) throw new ReadDeadlineError()
-      return 1
-    })
+  /**
+   * The finder of `db`, made at its first read: with it, the function that the find SQL's guard
+   * calls (see find.ts), which fails the statement once the step's time is up.
+   */
+  #finderOf(db: DatabaseSync): SqliteFinder {
+    let finder = this.#finders.get(db)
+    if (finder === undefined) {
+      db.function('book_in_time', { deterministic: false, directOnly: true }, () => {
+        if (performance.now() > this.#deadline) throw new ReadDeadlineError()
+        return 1
+      })
+      finder = new SqliteFinder(db)
+      this.#finders.set(db, finder)
+    }
+    return finder
   }
 
   /** Starts read `id`: its first page, and the count when the query asks for it. */
@@ -109,14 +116,13 @@ export class ReaderCore {
       let opened = false
       try {
         if (!shared) {
-          this.#guard(db)
-          finder = new SqliteFinder(db)
+          finder = this.#finderOf(db)
           db.exec('BEGIN')
         }
         // The first read of the transaction: SQLite takes its snapshot there, so the books read
         // after it reflect exactly the changes up to this one. Without a snapshot (an in-memory
         // database), later pages may also reflect some changes after it.
-        const changeSeq = (db.prepare(NEWEST_CHANGE).get() as { seq: number }).seq
+        const changeSeq = finder.newestChange()
         const total = query.count === true ? finder.count(query.filter) : undefined
         // Without a snapshot, a statement left open would see the writes made between its steps.
         this.#open.set(id, { db, rows: shared ? { after: query.after } : finder.rows(query), request })

@@ -29,11 +29,23 @@ function failure(err: unknown): WorkerFailure {
   return { deadline: false, message: (err as Error).message, ...(typeof errcode === 'number' ? { errcode } : {}) }
 }
 
+/**
+ * Connections of whole reads that ended, kept for the next: opening one reads the schema again and
+ * loses the statements it prepared, which cost an unpaged list of a hundred books six times the
+ * rest of its work. Beyond these, a connection is closed when its read ends.
+ */
+const IDLE_CONNECTIONS = 4
+
 const settings = workerData as WorkerData
+const idle: DatabaseSync[] = []
 const core = new ReaderCore({
   pages: connect(settings),
-  open: () => connect(settings),
-  release: (db) => db.close(),
+  open: () => idle.pop() ?? connect(settings),
+  release: (db) => {
+    // One whose read could not end its transaction serves no other.
+    if (idle.length < IDLE_CONNECTIONS && !db.isTransaction) idle.push(db)
+    else db.close()
+  },
   snapshots: true,
 })
 
