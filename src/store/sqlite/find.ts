@@ -152,7 +152,7 @@ export class SqliteFinder {
 
   /** The seq of the newest change (NEWEST_CHANGE). */
   newestChange(): number {
-    return (this.#statement(NEWEST_CHANGE).all() as unknown as number[][])[0]![0]!
+    return this.#first({ text: NEWEST_CHANGE, values: [] })
   }
 
   /** How many books match `filter`. */
