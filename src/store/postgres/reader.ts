@@ -1,16 +1,6 @@
 import type pg from 'pg'
 import type { FindQuery, FoundBook } from '../../books/find.ts'
-import {
-  countStatement,
-  fewMatches,
-  findStatement,
-  foundBooks,
-  needsProbe,
-  planFrom,
-  probeStatement,
-  type FindPlan,
-  type FoundRow,
-} from '../sql/find.ts'
+import { counting, findStatement, foundBooks, planning, type FoundRow, type Statement } from '../sql/find.ts'
 import type { BookPages, BookReader, JsonPage, ReadOptions } from '../store.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { connectWithin, runWithin } from './connections.ts'
@@ -18,6 +8,12 @@ import { postgresFind } from './find.ts'
 
 /** Rows as arrays, which pg's typings leave out of QueryConfig. */
 const arrays = (config: pg.QueryConfig): pg.QueryConfig => ({ ...config, rowMode: 'array' }) as pg.QueryConfig
+
+/** The first value of the first row of a statement, as a number: PostgreSQL counts in bigint, which arrive as text. */
+async function first(run: (config: pg.QueryConfig) => Promise<pg.QueryResultRow[]>, statement: Statement): Promise<number> {
+  const [row] = await run(statement)
+  return Number(Object.values(row!)[0])
+}
 
 /** The JSON text of `found`'s books, with exactly their four members. */
 function jsonPage(found: FoundBook[]): JsonPage {
@@ -75,26 +71,19 @@ export class PostgresReader implements BookReader {
     }
   }
 
-  /** How to read the books of `query` (see FindPlan). */
-  async #plan(query: FindQuery, run: (config: pg.QueryConfig) => Promise<pg.QueryResultRow[]>, whole = false): Promise<FindPlan> {
-    if (!needsProbe(query, { whole })) return 'index'
-    let counted: number | undefined
-    if (query.order.relevance) {
-      counted = Number((await run(countStatement(query.filter, postgresFind, { upTo: true })))[0]!.total)
-      if (fewMatches(query, counted)) return 'index'
-    }
-    const [{ found }] = (await run(probeStatement(query, postgresFind, counted))) as [{ found: number | string }]
-    return planFrom(query, Number(found))
+  /** Runs the statements of a planning or counting in turn, by `run`, and gives what it ends with. */
+  async #drive<T>(steps: Generator<Statement, T, number>, run: (config: pg.QueryConfig) => Promise<pg.QueryResultRow[]>): Promise<T> {
+    let step = steps.next()
+    while (step.done !== true) step = steps.next(await first(run, step.value))
+    return step.value
   }
 
   async #onePage(query: FindQuery): Promise<{ found: FoundBook[]; total: number | undefined }> {
-    const page = async () =>
-      this.#run(arrays(findStatement(query, postgresFind, { plan: await this.#plan(query, (config) => this.#run(config)) })))
-    const [rows, counted] = await Promise.all([
-      page(),
-      query.count === true ? this.#run(countStatement(query.filter, postgresFind)) : undefined,
-    ])
-    return { found: foundBooks(rows as unknown as FoundRow[]), total: counted === undefined ? undefined : Number(counted[0]!.total) }
+    const run = (config: pg.QueryConfig) => this.#run(config)
+    const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
+    const count = async () => first(run, await this.#drive(counting(query.filter, postgresFind), run))
+    const [rows, total] = await Promise.all([page(), query.count === true ? count() : undefined])
+    return { found: foundBooks(rows as unknown as FoundRow[]), total }
   }
 
   async #whole<P>(query: FindQuery, shape: (found: FoundBook[]) => P): Promise<BookPages<P>> {
@@ -125,9 +114,10 @@ export class PostgresReader implements BookReader {
       // The first statement takes the snapshot: the books read after it reflect exactly the
       // changes numbered up to this one, as numbers are handed out in commit order.
       const changeSeq = Number((await step({ text: 'SELECT last FROM change_seq' })).rows[0]!.last)
-      const total = query.count === true ? Number((await step(countStatement(query.filter, postgresFind))).rows[0]!.total) : undefined
-      const plan = await this.#plan(query, async (config) => (await step(config)).rows, true)
-      const { text, values } = findStatement(query, postgresFind, { whole: true, plan })
+      const rows = async (config: pg.QueryConfig) => (await step(config)).rows
+      const total = query.count === true ? await first(rows, await this.#drive(counting(query.filter, postgresFind), rows)) : undefined
+      const plan = await this.#drive(planning(query, postgresFind, { whole: true }), rows)
+      const { text, values } = findStatement(query, postgresFind, { whole: true, ...plan })
       await step({ text: `DECLARE books_read NO SCROLL CURSOR FOR ${text}`, values })
       return readPages({ total, changeSeq }, await fetch(), fetch, end)
     } catch (err) {

@@ -26,6 +26,8 @@ import {
 import type { NewBook, StoredBook } from '../../books/book.ts'
 import { fold } from '../../books/folding.ts'
 import { GroupCommit, type BatchedWrite } from './group-commit.ts'
+import { summariseBlock } from './block-summaries.ts'
+import { BlockSummaries, SUMMARY_INTERVAL_MS } from '../block-summaries.ts'
 
 export interface PostgresOptions {
   /** A `postgres://` or `postgresql://` connection string. */
@@ -369,6 +371,7 @@ export class PostgresStore implements Store {
   readonly #findPool: pg.Pool
   readonly #queryTimeoutMs: number
   readonly #writes: GroupCommit
+  readonly #summaries: BlockSummaries
 
   private constructor({ url, poolSize, connectTimeoutMs, queryTimeoutMs }: PostgresOptions) {
     this.#queryTimeoutMs = queryTimeoutMs
@@ -410,6 +413,18 @@ export class PostgresStore implements Store {
     this.accounts = accountRepository(query)
     this.loginFailures = loginFailureRepository(query)
     this.idempotencyKeys = idempotencyKeyRepository(query)
+    this.#summaries = new BlockSummaries(async () => {
+      const client = await this.#connect()
+      let failure: Error | undefined
+      try {
+        return await summariseBlock(client)
+      } catch (err) {
+        failure = err as Error
+        throw err
+      } finally {
+        client.release(failure)
+      }
+    }, SUMMARY_INTERVAL_MS)
   }
 
   /** Brings the schema up to date, then serves; fails with StoreUnavailableError when unreachable. */
@@ -530,6 +545,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.#summaries.stop()
     await Promise.all([...new Set([this.#pool, this.#findPool])].map((pool) => (pool.ending ? Promise.resolve() : pool.end())))
   }
 }

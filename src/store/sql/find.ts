@@ -1,4 +1,5 @@
 import { totalOrder, type BookFilter, type FindQuery, type FoundBook, type Position, type SortField } from '../../books/find.ts'
+import { BLOCK_BITS, candidateBlocks, shortTexts } from './block-grams.ts'
 
 /**
  * One part of the books that a find reads with a SELECT of its own, and how that part is searched.
@@ -56,6 +57,11 @@ export interface FindDialect {
   /** Where a matches-first read of the first source reads from, when the planner would choose worse. */
   matchesFrom?(filter: BookFilter): string
   /**
+   * The join of the blocks a short text may be in (see narrowed) to their books, which reads each
+   * block's books by a range of ids, in the order the blocks come.
+   */
+  blockJoin: string
+  /**
    * How a walk checks each book it reads, where a source's own conditions would first gather every
    * match through an index (all of them, for a common word), which is what a walk avoids.
    */
@@ -71,6 +77,29 @@ export interface FindDialect {
  * first (probeStatement) to choose: the planner cannot tell how many books hold a word or some text.
  */
 export type FindPlan = 'index' | 'walk' | 'matches'
+
+/**
+ * A plan, and whether the first source's books are read only from the blocks that may hold the
+ * filter's short text (migration 023): worth it when those are a fraction of the blocks.
+ */
+export interface FindPlanning {
+  plan: FindPlan
+  narrow: boolean
+}
+
+/** Blocks few enough that reading their books whole costs less than a probe (about 0.3 ms each). */
+const FEW_BLOCKS = 32
+
+/** Blocks beyond which reading them by ranges of ids costs about as much as reading every book. */
+const NARROWED_MOST = 256
+
+/** How many blocks may hold the filter's short text, as `blocks`; undefined when it has none. */
+function blocksStatement(filter: BookFilter, dialect: FindDialect): Statement | undefined {
+  const texts = shortTexts(filter)
+  if (texts.length === 0) return undefined
+  const { values, add } = collect(dialect)
+  return { text: `SELECT count(*) AS blocks FROM (${candidateBlocks(texts, add)}) AS candidates`, values }
+}
 
 /** Books a walk reads before it gives up on finding a page: matches rarer than a page in these are few. */
 export const WALK_LENGTH = 20_000
@@ -111,7 +140,7 @@ function tierOf(query: FindQuery): { words: string[]; floor: number; after?: Pos
 }
 
 /** Whether a query's plan depends on how dense its matches are: a sort its filter's indexes cannot give, or relevance in the top tier. */
-export function needsProbe(query: FindQuery, { whole = false }: { whole?: boolean } = {}): boolean {
+function needsProbe(query: FindQuery, { whole = false }: { whole?: boolean } = {}): boolean {
   const { filter, order } = query
   // Every book of a whole answer is scored anyway.
   if (order.relevance) return !whole && tierOf(query) !== undefined
@@ -122,14 +151,39 @@ export function needsProbe(query: FindQuery, { whole = false }: { whole?: boolea
  * Whether the words of `query` match few enough books, `counted` (countStatement with `upTo`), that
  * scoring them all costs less than a walk through the top tier: its probe is then left out.
  */
-export function fewMatches(query: FindQuery, counted: number): boolean {
+function fewMatches(query: FindQuery, counted: number): boolean {
   return TIER_WALK_PER_MATCH * counted < query.limit
 }
 
 /** The plan for `query` once its probe found `found` books (see probeStatement). */
-export function planFrom(query: FindQuery, found: number): FindPlan {
+function planFrom(query: FindQuery, found: number): FindPlan {
   if (found >= query.limit) return 'walk'
   return query.order.relevance ? 'index' : 'matches'
+}
+
+/**
+ * How to read the books of `query`: the statements to run on the way, each answered with the
+ * first value of its first row, then the planning. Each engine runs them its own way, in turn.
+ */
+export function* planning(query: FindQuery, dialect: FindDialect, { whole = false } = {}): Generator<Statement, FindPlanning, number> {
+  if (!needsProbe(query, { whole })) return { plan: 'index', narrow: false }
+  let counted: number | undefined
+  if (query.order.relevance) {
+    counted = yield countStatement(query.filter, dialect, { upTo: true })
+    if (fewMatches(query, counted)) return { plan: 'index', narrow: false }
+  }
+  const held = blocksStatement(query.filter, dialect)
+  const blocks = held === undefined ? undefined : yield held
+  if (blocks !== undefined && blocks <= FEW_BLOCKS) return { plan: 'matches', narrow: true }
+  const found = yield probeStatement(query, dialect, counted)
+  return { plan: planFrom(query, found), narrow: blocks !== undefined && blocks <= NARROWED_MOST }
+}
+
+/** How to count the books of `filter`: the statements to run on the way, as for planning, then the count's. */
+export function* counting(filter: BookFilter, dialect: FindDialect): Generator<Statement, Statement, number> {
+  const held = blocksStatement(filter, dialect)
+  const blocks = held === undefined ? undefined : yield held
+  return countStatement(filter, dialect, { narrow: blocks !== undefined && blocks <= NARROWED_MOST })
 }
 
 /** A statement and its values. */
@@ -288,6 +342,13 @@ function tierWalk(
   return `SELECT id, ${score} AS k0 FROM (${authors}) AS authors WHERE ${score} >= ${add(tier.floor)} LIMIT ${add(query.limit)}`
 }
 
+/** The books of the blocks that may hold the short text of `filter` (see FindPlanning). */
+function narrowed(filter: BookFilter, dialect: FindDialect, add: (value: unknown) => string): string {
+  const blocks = candidateBlocks(shortTexts(filter), add)
+  return `(${blocks}) AS blocks ${dialect.blockJoin} books
+      ON books.id >= (blocks.block << ${BLOCK_BITS}) AND books.id < ((blocks.block + 1) << ${BLOCK_BITS})`
+}
+
 /**
  * The page of books that `query` asks for, each with the values of its position; with `whole`,
  * every book after its position, however many. With several sources, each SELECT gives its
@@ -297,7 +358,7 @@ function tierWalk(
 export function findStatement(
   query: FindQuery,
   dialect: FindDialect,
-  { whole = false, plan = 'index' }: { whole?: boolean; plan?: FindPlan } = {},
+  { whole = false, plan = 'index', narrow = false }: { whole?: boolean } & Partial<FindPlanning> = {},
 ): Statement {
   const { values, add } = collect(dialect)
   const { order, filter } = query
@@ -324,7 +385,7 @@ export function findStatement(
       return `SELECT id, title, author, year, ${columns} FROM (${walked}) AS walked${whereClause(filterConditions(filter, checks, add, year))}`
     }
     if (how === 'matches') {
-      const from = dialect.matchesFrom?.(filter) ?? 'books'
+      const from = narrow ? narrowed(filter, dialect, add) : (dialect.matchesFrom?.(filter) ?? 'books')
       const matched = `SELECT ${dialect.walked} FROM ${from}${whereClause(conditions(filter, dialect, source, add, year))} ${dialect.fence}`
       return `SELECT id, title, author, year, ${columns} FROM (${matched}) AS matched${whereClause(after(keys))}`
     }
@@ -346,7 +407,7 @@ export function findStatement(
  * words' matches, `counted` (countStatement with `upTo`): `found` is the page's length when it
  * does, fewer otherwise.
  */
-export function probeStatement(query: FindQuery, dialect: FindDialect, counted?: number): Statement {
+function probeStatement(query: FindQuery, dialect: FindDialect, counted?: number): Statement {
   const { values, add } = collect(dialect)
   const source = dialect.sources[0]!
   const tier = tierOf(query)
@@ -376,14 +437,18 @@ export function probeStatement(query: FindQuery, dialect: FindDialect, counted?:
  * first source hold the words of a query by relevance, counted up to TIER_COUNTED only, for its
  * probe (see probeStatement).
  */
-export function countStatement(filter: BookFilter, dialect: FindDialect, { upTo = false }: { upTo?: boolean } = {}): Statement {
+function countStatement(
+  filter: BookFilter,
+  dialect: FindDialect,
+  { upTo = false, narrow = false }: { upTo?: boolean; narrow?: boolean } = {},
+): Statement {
   const { values, add } = collect(dialect)
   if (upTo) return { text: `SELECT ${dialect.countedMatches(filter.words ?? [], add, TIER_COUNTED)} AS total`, values }
   const wordsOnly = Object.entries(filter).every(([name, value]) => name === 'words' || value === undefined)
-  const counts = dialect.sources.map((source) =>
+  const counts = dialect.sources.map((source, i) =>
     wordsOnly && filter.words !== undefined && source.countWords !== undefined
       ? source.countWords(filter.words, add)
-      : `(SELECT count(*) FROM books${whereClause(conditions(filter, dialect, source, add))})`,
+      : `(SELECT count(*) FROM ${i === 0 && narrow ? narrowed(filter, dialect, add) : 'books'}${whereClause(conditions(filter, dialect, source, add))})`,
   )
   return { text: `SELECT ${counts.join(' + ')} AS total`, values }
 }

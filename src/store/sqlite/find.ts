@@ -1,16 +1,13 @@
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 'node:sqlite'
 import type { BookFilter, FindQuery } from '../../books/find.ts'
 import {
-  countStatement,
+  counting,
   findStatement,
-  fewMatches,
-  needsProbe,
-  planFrom,
-  probeStatement,
+  planning,
   WALKED,
   type BookSource,
   type FindDialect,
-  type FindPlan,
+  type FindPlanning,
   type FoundRow,
   type Statement,
 } from '../sql/find.ts'
@@ -90,6 +87,8 @@ export const sqliteFind: FindDialect = {
   walked: `${WALKED}, title_filing`,
   filingTitle: 'title_filing',
   yearBesideOrder: '+year',
+  // CROSS JOIN keeps the order written: the blocks first, then each one's books by their ids.
+  blockJoin: 'CROSS JOIN',
   // SQLite cannot be interrupted from outside a statement: one book in 1,024 asks the reader whether
   // the find still has time (see reader-core.ts), and the statement fails from inside when it has not.
   guard: '(id % 1024 <> 0 OR book_in_time())',
@@ -123,26 +122,27 @@ export class SqliteFinder {
 
   /** The page `query` asks for. */
   page(query: FindQuery): FoundRow[] {
-    const { text, values } = findStatement(query, sqliteFind, { plan: this.#plan(query) })
+    const { text, values } = findStatement(query, sqliteFind, this.#plan(query))
     // The typings know only object rows.
     return this.#statement(text).all(...(values as SQLInputValue[])) as unknown as FoundRow[]
   }
 
   /** Every book of `query` after its position, read as the caller asks for them. */
   rows(query: FindQuery): Iterator<FoundRow> {
-    const { text, values } = findStatement(query, sqliteFind, { whole: true, plan: this.#plan(query, true) })
+    const { text, values } = findStatement(query, sqliteFind, { whole: true, ...this.#plan(query, true) })
     return this.#statement(text).iterate(...(values as SQLInputValue[])) as unknown as Iterator<FoundRow>
   }
 
-  /** How to read the books of `query` (see FindPlan). */
-  #plan(query: FindQuery, whole = false): FindPlan {
-    if (!needsProbe(query, { whole })) return 'index'
-    let counted: number | undefined
-    if (query.order.relevance) {
-      counted = this.#first(countStatement(query.filter, sqliteFind, { upTo: true }))
-      if (fewMatches(query, counted)) return 'index'
-    }
-    return planFrom(query, this.#first(probeStatement(query, sqliteFind, counted)))
+  /** How to read the books of `query` (see planning). */
+  #plan(query: FindQuery, whole = false): FindPlanning {
+    return this.#drive(planning(query, sqliteFind, { whole }))
+  }
+
+  /** Runs the statements of a planning or counting in turn, and gives what it ends with. */
+  #drive<T>(steps: Generator<Statement, T, number>): T {
+    let step = steps.next()
+    while (step.done !== true) step = steps.next(this.#first(step.value))
+    return step.value
   }
 
   /** The first value of the first row of a statement. */
@@ -157,6 +157,6 @@ export class SqliteFinder {
 
   /** How many books match `filter`. */
   count(filter: BookFilter): number {
-    return this.#first(countStatement(filter, sqliteFind))
+    return this.#first(this.#drive(counting(filter, sqliteFind)))
   }
 }

@@ -9,6 +9,8 @@ import { NEWEST_CHANGE } from './find.ts'
 import { ReaderCore } from './reader-core.ts'
 import { inProcessReader, workerReaders, type Reader } from './readers.ts'
 import { SqliteSearchIndex } from './search-index.ts'
+import { SqliteBlockSummary } from './block-summaries.ts'
+import { BlockSummaries, SUMMARY_INTERVAL_MS } from '../block-summaries.ts'
 import {
   SEARCH_DEADLINE_MS,
   type AccountRepository,
@@ -530,6 +532,7 @@ export class SqliteStore implements Store {
   readonly #writes: CommitPerTurn
   readonly #reads: CommitPerTurn
   readonly #readers: Reader
+  readonly #summaries: BlockSummaries
 
   constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal', searchIndexBatch, readers = defaultReaders() }: SqliteOptions) {
     const inMemory = path === ':memory:'
@@ -573,6 +576,8 @@ export class SqliteStore implements Store {
     this.accounts = accounts
     this.loginFailures = loginFailures
     this.idempotencyKeys = idempotencyKeys
+    const summary = new SqliteBlockSummary(db)
+    this.#summaries = new BlockSummaries(() => this.#writes.write(() => summary.step()), SUMMARY_INTERVAL_MS)
   }
 
   transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {
@@ -632,6 +637,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.#summaries.stop()
     await this.#readers.end()
     await this.#writes.released()
     if (!this.#db.isOpen) return

@@ -1,0 +1,46 @@
+import type pg from 'pg'
+import { BLOCK_BITS, blockIds, summaryOf } from '../sql/block-grams.ts'
+
+/** The lock of a block, which its writers hold shared until they commit (migration 023). */
+const BLOCK_LOCK = `hashtextextended('book-catalogue blocks', $1)`
+
+/** Waiting blocks looked at per step: one held by a transaction still open is left for later. */
+const CANDIDATES = 8
+
+/**
+ * Summarises one block of books at a time (migration 023): the oldest waiting block below the
+ * newest, which new books are still filling, whose lock no writer holds. Instances may summarise
+ * at once: each takes the block it summarises under its lock, and summarising twice does no harm.
+ */
+export async function summariseBlock(client: pg.ClientBase): Promise<boolean> {
+  await client.query('BEGIN')
+  try {
+    const { rows } = await client.query<{ block: number }>(
+      `SELECT block FROM blocks_to_summarise WHERE block < (SELECT max(id) >> ${BLOCK_BITS} FROM books) ORDER BY block LIMIT ${CANDIDATES}`,
+    )
+    for (const { block } of rows) {
+      const { rows: locked } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(${BLOCK_LOCK}) AS locked`, [block])
+      if (!locked[0]!.locked) continue
+      // After the lock: this statement sees every book its writers stored or changed.
+      const books = await client.query<[string, string]>({
+        text: 'SELECT title_folded, author_folded FROM books WHERE id >= $1 AND id < $2',
+        values: blockIds(block),
+        rowMode: 'array',
+      } as pg.QueryConfig)
+      const { fields, grams } = summaryOf(books.rows)
+      await client.query(
+        `INSERT INTO block_grams (field, gram, block) SELECT field, gram, $3 FROM unnest($1::smallint[], $2::text[]) AS summary(field, gram)
+         ON CONFLICT DO NOTHING`,
+        [fields, grams, block],
+      )
+      await client.query('DELETE FROM blocks_to_summarise WHERE block = $1', [block])
+      await client.query('COMMIT')
+      return true
+    }
+    await client.query('COMMIT')
+    return false
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw err
+  }
+}

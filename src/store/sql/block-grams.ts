@@ -1,0 +1,76 @@
+import type { BookFilter } from '../../books/find.ts'
+
+/**
+ * Blocks of books and the characters and pairs of characters their titles and authors hold
+ * (migration 023): text too short for the trigram indexes is looked for in the blocks that hold
+ * it, and in those not yet summarised, instead of in every book.
+ */
+
+/** Ids per block: a block is `id >> BLOCK_BITS`, in the migration's SQL too. */
+export const BLOCK_BITS = 10
+const BLOCK_SIZE = 2 ** BLOCK_BITS
+
+/** The folded columns and their field in `block_grams`. */
+export const GRAM_FIELDS = { title_folded: 0, author_folded: 1 } as const
+export type GramColumn = keyof typeof GRAM_FIELDS
+
+/** The longest text a block's summary knows: the trigram indexes find anything longer. */
+const LONGEST_GRAM = 2
+
+/** Whether `needle` is short enough for the blocks' summaries. */
+export function isGram(needle: string): boolean {
+  return [...needle].length <= LONGEST_GRAM
+}
+
+/** The columns of `filter` that look for text short enough for the summaries, with that text. */
+export function shortTexts(filter: BookFilter): [GramColumn, string][] {
+  const texts: [GramColumn, string][] = []
+  if (filter.titleContains !== undefined && isGram(filter.titleContains)) texts.push(['title_folded', filter.titleContains])
+  if (filter.authorContains !== undefined && isGram(filter.authorContains)) texts.push(['author_folded', filter.authorContains])
+  return texts
+}
+
+/** The first id of `block` and the first after it. */
+export function blockIds(block: number): [first: number, end: number] {
+  return [block * BLOCK_SIZE, (block + 1) * BLOCK_SIZE]
+}
+
+/**
+ * The summary of one block: every distinct character and pair of characters of each folded title
+ * and author, as the columns `field` and `gram` of its rows.
+ */
+export function summaryOf(books: Iterable<[titleFolded: string, authorFolded: string]>): { fields: number[]; grams: string[] } {
+  const seen = [new Set<string>(), new Set<string>()]
+  for (const texts of books) {
+    for (let field = 0; field < 2; field++) {
+      const chars = [...texts[field]!]
+      const grams = seen[field]!
+      for (let i = 0; i < chars.length; i++) {
+        grams.add(chars[i]!)
+        if (i > 0) grams.add(chars[i - 1]! + chars[i]!)
+      }
+    }
+  }
+  const fields: number[] = []
+  const grams: string[] = []
+  seen.forEach((set, field) => {
+    for (const gram of set) {
+      fields.push(field)
+      grams.push(gram)
+    }
+  })
+  return { fields, grams }
+}
+
+/**
+ * The blocks that may hold a book with every short text of `texts`, as a SELECT of one column,
+ * `block`: those whose summary holds each text, and those waiting for a summary.
+ */
+export function candidateBlocks(texts: [GramColumn, string][], add: (value: unknown) => string): string {
+  const holding = ([column, text]: [GramColumn, string]) =>
+    `SELECT block FROM block_grams WHERE field = ${GRAM_FIELDS[column]} AND gram = ${add(text)}`
+  const [first, ...others] = texts
+  const each = others.map((text) => `block IN (${holding(text)} UNION SELECT block FROM blocks_to_summarise)`)
+  const union = `SELECT block FROM (${holding(first!)} UNION SELECT block FROM blocks_to_summarise) AS held`
+  return each.length === 0 ? union : `${union} WHERE ${each.join(' AND ')}`
+}

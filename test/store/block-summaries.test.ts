@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict'
+import { DatabaseSync } from 'node:sqlite'
+import { describe, it, type TestContext } from 'node:test'
+import pg from 'pg'
+import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../src/books/list-parameters.ts'
+import { openStore } from '../../src/store/open.ts'
+import { summariseBlock } from '../../src/store/postgres/block-summaries.ts'
+import { sqlitePath } from '../../src/store/sqlite/store.ts'
+import type { Store } from '../../src/store/store.ts'
+import type { Book, NewBook } from '../../src/books/book.ts'
+import { storeEngines } from '../helpers.ts'
+import { compareFolded, compareTitles, matches, type ModelQuery } from '../support/book-search-model.ts'
+import { findPage } from '../support/reads.ts'
+
+/** A store on a fresh database, and a look at its blocks waiting for a summary. */
+async function openEngine(t: TestContext, engine: (typeof storeEngines)[number]) {
+  const { dbUrl, drop } = await engine.freshDatabase()
+  const store = await openStore({ dbUrl, dbPoolSize: 4, dbConnectTimeoutMs: 2000, dbQueryTimeoutMs: 4000 })
+  let waiting: () => Promise<number[]>
+  let peek: { close(): unknown }
+  if (dbUrl.startsWith('sqlite:')) {
+    const db = new DatabaseSync(sqlitePath(dbUrl))
+    waiting = async () =>
+      db
+        .prepare('SELECT block FROM blocks_to_summarise ORDER BY block')
+        .all()
+        .map((row) => row.block as number)
+    peek = db
+  } else {
+    const client = new pg.Client(dbUrl)
+    await client.connect()
+    waiting = async () => (await client.query('SELECT block FROM blocks_to_summarise ORDER BY block')).rows.map((row) => Number(row.block))
+    peek = { close: () => client.end() }
+  }
+  t.after(async () => {
+    await peek.close()
+    await store.close()
+    await drop()
+  })
+  return { store, dbUrl, waiting }
+}
+
+/** Polls until only the newest block, which new books are still filling, waits for its summary. */
+async function summarised(waiting: () => Promise<number[]>, newest: number): Promise<void> {
+  const until = Date.now() + 20_000
+  for (;;) {
+    const blocks = await waiting()
+    if (blocks.every((block) => block >= newest)) return
+    if (Date.now() > until) throw new Error(`Blocks still waiting: ${blocks.join(', ')}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/**
+ * Four blocks of books (ids 1 to 3,500: blocks 0 to 3) of common words, with a few rare
+ * characters and pairs of characters in the titles and authors of a few books.
+ */
+function catalogue(): NewBook[] {
+  const words = ['amber', 'crane', 'bramble', 'tide', 'moon']
+  const rare = new Map<number, Partial<NewBook>>([
+    [10, { title: 'Jinx Quixotic' }],
+    [1500, { title: 'Aqxa', author: 'Wu Zhou' }],
+    [2100, { author: 'Ölwz Bärn' }],
+    [3300, { title: 'The Qxy Book' }],
+  ])
+  return Array.from({ length: 3500 }, (_, i) => ({
+    title: `${words[i % 5]} ${words[(i * 7) % 5]} ${i}`,
+    author: `${words[(i * 3) % 5]} ${words[(i + 1) % 5]}`,
+    year: 1900 + (i % 100),
+    ...rare.get(i + 1),
+  }))
+}
+
+const QUERIES: (ModelQuery & { sort?: string })[] = [
+  { title: 'qx' },
+  { title: 'qx', sort: 'title' },
+  { title: 'q', sort: '-year' },
+  { title: 'x' },
+  { author: 'wz' },
+  { author: 'ö', sort: 'author' },
+  { author: 'zh', title: 'aq' },
+  { title: 'xq' },
+  { title: 'mo', yearFrom: 1990 },
+]
+
+/** Checks every query's page and count against the books, as section 9 of docs/api.md reads them. */
+async function checkFinds(store: Store, books: Map<number, Book>, label: string): Promise<void> {
+  for (const { sort, ...query } of QUERIES) {
+    const raw: RawBookQuery = {
+      ...Object.fromEntries(Object.entries(query).map(([name, value]) => [name === 'yearFrom' ? 'year_from' : name, String(value)])),
+      ...(sort === undefined ? {} : { sort }),
+    }
+    const matching = [...books.values()].filter((book) => matches(book, query))
+    if (sort === 'title') matching.sort((a, b) => compareTitles(a.title, b.title) || a.id - b.id)
+    else if (sort === '-year') matching.sort((a, b) => b.year - a.year || a.id - b.id)
+    else if (sort === 'author') matching.sort((a, b) => compareFolded(a.author, b.author) || a.id - b.id)
+    else matching.sort((a, b) => a.id - b.id)
+    const { found, total } = await findPage(store, { ...findQueryOf(parseBookQuery(raw), undefined, 20), count: true })
+    const what = `${label}: ${JSON.stringify(raw)}`
+    assert.deepEqual(
+      found.map(({ book }) => book.id),
+      matching.slice(0, 20).map((book) => book.id),
+      what,
+    )
+    assert.equal(total, matching.length, what)
+  }
+}
+
+for (const engine of storeEngines) {
+  describe(`${engine.name}: finds of one or two characters read the blocks that hold them`, { skip: engine.skip }, () => {
+    it('finds exactly the books that hold them, before the blocks are summarised, after, and after books change', async (t) => {
+      const { store, waiting } = await openEngine(t, engine)
+      const ids = await store.transaction((repositories) => repositories.books.createMany('tester', catalogue()))
+      const books = new Map<number, Book>(catalogue().map((book, i) => [ids[i]!, { id: ids[i]!, ...book }]))
+      assert.deepEqual([ids[0], ids.at(-1)], [1, 3500])
+      assert.ok(QUERIES.some((query) => [...books.values()].filter((book) => matches(book, query)).length > 20))
+      await checkFinds(store, books, 'waiting')
+
+      await summarised(waiting, 3)
+      await checkFinds(store, books, 'summarised')
+
+      // Into summarised blocks: a pair no book held, by a change and by a book back from the trash.
+      const changed = (await store.books.update('tester', 1100, { title: 'Axqy' })) as { outcome: 'updated'; book: Book }
+      assert.equal(changed.outcome, 'updated')
+      books.set(1100, { ...books.get(1100)!, title: 'Axqy' })
+      assert.equal(await store.books.delete('tester', 1500), 'deleted')
+      books.delete(1500)
+      await checkFinds(store, books, 'changed')
+      assert.ok((await store.books.restore('tester', 1500)) !== undefined)
+      books.set(1500, { ...catalogue()[1499]!, id: 1500 })
+      await checkFinds(store, books, 'restored')
+      assert.deepEqual((await waiting()).slice(0, 2), [1, 3])
+
+      await summarised(waiting, 3)
+      await checkFinds(store, books, 'summarised again')
+    })
+
+    if (engine.name === 'postgres') {
+      it('never summarises a block while a transaction that changed it is open', async (t) => {
+        const { store, dbUrl, waiting } = await openEngine(t, engine)
+        await store.transaction((repositories) => repositories.books.createMany('tester', catalogue()))
+        await summarised(waiting, 3)
+        // Only this test's clients summarise from here on.
+        await store.close()
+        const [writer, other, summariser] = [new pg.Client(dbUrl), new pg.Client(dbUrl), new pg.Client(dbUrl)]
+        await Promise.all([writer.connect(), other.connect(), summariser.connect()])
+        // Ended before the schema is dropped, which would wait for the writer's transaction.
+        try {
+          await other.query("UPDATE books SET title = 'Plain', title_folded = 'plain' WHERE id = 1050")
+          await writer.query('BEGIN')
+          await writer.query("UPDATE books SET title = 'Zxqj', title_folded = 'zxqj' WHERE id = 1100")
+          assert.deepEqual(await waiting(), [1, 3])
+          // A summary of block 1 now would miss the open change, and take the block off the list.
+          assert.equal(await summariseBlock(summariser), false)
+          await writer.query('COMMIT')
+          assert.equal(await summariseBlock(summariser), true)
+          assert.deepEqual(await waiting(), [3])
+        } finally {
+          await Promise.all([writer.end(), other.end(), summariser.end()])
+        }
+        const reopened = await openStore({ dbUrl, dbPoolSize: 4, dbConnectTimeoutMs: 2000, dbQueryTimeoutMs: 4000 })
+        t.after(() => reopened.close())
+        const { found } = await findPage(reopened, findQueryOf(parseBookQuery({ title: 'xq' }), undefined, 20))
+        assert.deepEqual(
+          found.map(({ book }) => book.id),
+          [1100],
+        )
+      })
+    }
+  })
+}
