@@ -124,6 +124,10 @@ async function guard(app: FastifyInstance, limits: ConnectionLimits): Promise<vo
         wholeBy: undefined,
         fail: (err) => body.destroy(err),
       })
+      // The rate judges how the client sends, and a body that has arrived whole has kept to it,
+      // however long the route then takes to read it: an import waits for the store to claim its
+      // idempotency key before it reads a byte. A body cut short or failed never ends: it closes.
+      source.once('end', () => arriving.delete(entry))
       body.once('close', () => arriving.delete(entry))
       done(null, body)
       return

@@ -4,6 +4,7 @@ import { describe, it, type TestContext } from 'node:test'
 import { setTimeout } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { DEFAULT_LIMITS } from '../../../src/config.ts'
+import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import { buildTestApp, issueToken, listenOnLoopback, TEST_PASSWORD, TEST_USERNAME } from '../../helpers.ts'
 import { parseResponse, sendRaw } from '../../raw-http.ts'
 
@@ -76,6 +77,27 @@ describe('one client cannot take every connection', () => {
     assert.equal(res.status, 408)
     assert.equal(res.headers.connection, 'close')
     assert.deepEqual(JSON.parse(res.body.toString()), { status: 408, message: 'Request timeout', data: null })
+  })
+
+  it('answers an import whose body arrived whole, however long the service takes before reading it', async (t) => {
+    const limits = { ...DEFAULT_LIMITS, minBodyBytesPerSecond: 1000, bodyRateGraceMs: 50 }
+    const body = 'title,author,year\nDune,Frank Herbert,1965\n'
+    // Long past the point where the body, judged by its rate, would be late (the grace, then its
+    // length at 1,000 bytes a second), with time for the check, every 50 ms here, to come often.
+    const holdMs = limits.bodyRateGraceMs + body.length + 8 * limits.bodyRateGraceMs
+    const store = new SqliteStore({ path: ':memory:' })
+    const keys = store.idempotencyKeys
+    // The route reads the body only once the store has claimed its key: a store that takes long.
+    Object.assign(store, {
+      idempotencyKeys: { ...keys, claim: (...args: Parameters<typeof keys.claim>) => setTimeout(holdMs).then(() => keys.claim(...args)) },
+    })
+    const app = await buildTestApp({ limits }, { store })
+    t.after(() => app.close())
+    const port = await listenOnLoopback(app)
+    const head = `POST /books/import HTTP/1.1\r\nHost: x\r\nAuthorization: ${await issueToken(app)}\r\nContent-Type: text/csv\r\nIdempotency-Key: k\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`
+    const res = parseResponse(await sendRaw(port, head + body))
+    assert.equal(res.status, 201, res.body.toString())
+    assert.deepEqual(JSON.parse(res.body.toString()).data, { imported: 1, ids: [1] })
   })
 
   it('lets a body through that arrives past the grace period but above the minimum rate', async (t) => {
