@@ -12,6 +12,8 @@
  * service ignores the migrations it does not know.
  */
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
+import { DatabaseSync } from 'node:sqlite'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Agent } from 'node:http'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -105,6 +107,44 @@ async function sqliteUrl(dir: string, books: number): Promise<string> {
   return `sqlite:${path}`
 }
 
+/** Blocks below the newest that wait for a summary (migration 023), or 0 where there are none. */
+const WAITING = `SELECT count(*) AS waiting FROM blocks_to_summarise WHERE block < (SELECT max(id) >> 10 FROM books)`
+
+async function waitingBlocks(dbUrl: string): Promise<number> {
+  if (dbUrl.startsWith('sqlite:')) {
+    const db = new DatabaseSync(dbUrl.slice('sqlite:'.length), { readOnly: true })
+    try {
+      return Number(db.prepare(WAITING).get()!.waiting)
+    } finally {
+      db.close()
+    }
+  }
+  const client = new pg.Client(dbUrl)
+  await client.connect()
+  try {
+    return Number((await client.query<{ waiting: string }>(WAITING)).rows[0]!.waiting)
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * Starts this checkout's service on the catalogue, which migrates it, and stops it once every
+ * block is summarised: a service that has just migrated a catalogue summarises it for some
+ * seconds, reading each of its blocks whole meanwhile.
+ */
+async function migrate(dbUrl: string): Promise<void> {
+  const service = await startService({ dbUrl })
+  try {
+    for (let waiting = await waitingBlocks(dbUrl); waiting > 0; waiting = await waitingBlocks(dbUrl)) {
+      console.log(`  ${waiting} blocks wait for their summary`)
+      await sleep(2000)
+    }
+  } finally {
+    await service.stop()
+  }
+}
+
 export async function main(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -129,7 +169,7 @@ export async function main(args: string[]): Promise<void> {
   for (const engine of values.engines.split(',')) {
     const dbUrl = engine === 'sqlite' ? await sqliteUrl(values.data, books) : await postgresUrl(books)
     // The first service to open the SQLite file migrates it: this checkout's, before any round.
-    await (await startService({ dbUrl })).stop()
+    await migrate(dbUrl)
     const results = new Map(services.map(([name]) => [name, [] as Round[]]))
     unavailable.clear()
     for (let round = 0; round < rounds; round++) {

@@ -53,5 +53,5 @@ export const postgresFind: FindDialect = {
   // The expression of the index books_by_filing_title (migration 019).
   filingTitle: 'book_filing_title(title_folded)',
   yearBesideOrder: 'year',
-  blockJoin: 'JOIN',
+  blockJoin: 'JOIN books',
 }

@@ -57,7 +57,7 @@ export interface FindDialect {
   /** Where a matches-first read of the first source reads from, when the planner would choose worse. */
   matchesFrom?(filter: BookFilter): string
   /**
-   * The join of the blocks a short text may be in (see narrowed) to their books, which reads each
+   * The join of the blocks a short text may be in (see narrowed) to `books`, which must read each
    * block's books by a range of ids, in the order the blocks come.
    */
   blockJoin: string
@@ -345,7 +345,7 @@ function tierWalk(
 /** The books of the blocks that may hold the short text of `filter` (see FindPlanning). */
 function narrowed(filter: BookFilter, dialect: FindDialect, add: (value: unknown) => string): string {
   const blocks = candidateBlocks(shortTexts(filter), add)
-  return `(${blocks}) AS blocks ${dialect.blockJoin} books
+  return `(${blocks}) AS blocks ${dialect.blockJoin}
       ON books.id >= (blocks.block << ${BLOCK_BITS}) AND books.id < ((blocks.block + 1) << ${BLOCK_BITS})`
 }
 
@@ -382,7 +382,10 @@ export function findStatement(
       const walked = `SELECT ${dialect.walked} FROM books${whereClause([...sourceConditions(dialect, source), ...after(keys)])}
       ORDER BY ${orderBy(keys, (key) => key.expression)} ${whole ? dialect.fence : `LIMIT ${add(WALK_LENGTH)}`}`
       const checks = { ...source, ...dialect.checked }
-      return `SELECT id, title, author, year, ${columns} FROM (${walked}) AS walked${whereClause(filterConditions(filter, checks, add, year))}`
+      const found = `SELECT id, title, author, year, ${columns} FROM (${walked}) AS walked${whereClause(filterConditions(filter, checks, add, year))}`
+      // A page's matches come in the walk's order, and the walk stops at the page's last: SQLite
+      // would otherwise read the whole walk before merging the sources' pages.
+      return whole ? found : `SELECT * FROM (${found} LIMIT ${add(query.limit)}) AS page`
     }
     if (how === 'matches') {
       const from = narrow ? narrowed(filter, dialect, add) : (dialect.matchesFrom?.(filter) ?? 'books')
