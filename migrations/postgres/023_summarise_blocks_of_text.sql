@@ -22,10 +22,10 @@ INSERT INTO blocks_to_summarise SELECT DISTINCT id >> 10 FROM books;
 -- A summary is made under an exclusive lock on its block, which the writers of the block hold
 -- shared until they commit: a block can never be summarised without a book that a transaction
 -- still open stored or changed in it, and then taken off the list after that transaction put it
--- back on.
+-- back on. The locks are the database's: their keys name the schema, as the migrations' lock does.
 CREATE FUNCTION book_blocks_to_summarise() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(hashtextextended('book-catalogue blocks', block))
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended('book-catalogue blocks ' || current_schema(), block))
     FROM (SELECT DISTINCT id >> 10 AS block FROM changed_books ORDER BY 1) AS blocks;
   INSERT INTO blocks_to_summarise SELECT DISTINCT id >> 10 FROM changed_books ON CONFLICT DO NOTHING;
   RETURN NULL;
@@ -38,7 +38,7 @@ CREATE TRIGGER books_blocks_stored AFTER INSERT ON books
 
 CREATE FUNCTION book_blocks_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(hashtextextended('book-catalogue blocks', new.id >> 10));
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended('book-catalogue blocks ' || current_schema(), new.id >> 10));
   INSERT INTO blocks_to_summarise VALUES (new.id >> 10) ON CONFLICT DO NOTHING;
   RETURN NULL;
 END

@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { BLOCK_BITS, blockIds, summaryOf } from '../sql/block-grams.ts'
 
 /** The lock of a block, which its writers hold shared until they commit (migration 023). */
-const BLOCK_LOCK = `hashtextextended('book-catalogue blocks', $1)`
+const BLOCK_LOCK = `hashtextextended('book-catalogue blocks ' || current_schema(), $1)`
 
 /** Waiting blocks looked at per step: one held by a transaction still open is left for later. */
 const CANDIDATES = 8
@@ -15,10 +15,11 @@ const CANDIDATES = 8
 export async function summariseBlock(client: pg.ClientBase): Promise<boolean> {
   await client.query('BEGIN')
   try {
-    const { rows } = await client.query<{ block: number }>(
+    const { rows } = await client.query<{ block: number | string }>(
       `SELECT block FROM blocks_to_summarise WHERE block < (SELECT max(id) >> ${BLOCK_BITS} FROM books) ORDER BY block LIMIT ${CANDIDATES}`,
     )
-    for (const { block } of rows) {
+    // bigint arrives as text where the connection has no parser for it.
+    for (const block of rows.map((row) => Number(row.block))) {
       const { rows: locked } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(${BLOCK_LOCK}) AS locked`, [block])
       if (!locked[0]!.locked) continue
       // After the lock: this statement sees every book its writers stored or changed.

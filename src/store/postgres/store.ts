@@ -394,6 +394,9 @@ export class PostgresStore implements Store {
       // An idle connection that breaks (server restart, network cut) is dropped by the pool and
       // reported here; the next operation opens a fresh one, and its failure is what a request sees.
       created.on('error', () => {})
+      // Compiling a statement takes tens of milliseconds, which a find of many books reckoned
+      // costly pays on each run and never wins back: its costs are the index's, not expressions'.
+      created.on('connect', (client) => void client.query('SET jit = off').catch(() => {}))
       return created
     }
     // A pool of one connection cannot be split: finds then share it with everything else.

@@ -22,11 +22,18 @@ export function isGram(needle: string): boolean {
   return [...needle].length <= LONGEST_GRAM
 }
 
-/** The columns of `filter` that look for text short enough for the summaries, with that text. */
+/**
+ * The columns of `filter` that look for text short enough for the summaries, with that text. Text
+ * with a NUL is left out: no book holds one (see find.ts), and PostgreSQL refuses it as a value.
+ */
 export function shortTexts(filter: BookFilter): [GramColumn, string][] {
   const texts: [GramColumn, string][] = []
-  if (filter.titleContains !== undefined && isGram(filter.titleContains)) texts.push(['title_folded', filter.titleContains])
-  if (filter.authorContains !== undefined && isGram(filter.authorContains)) texts.push(['author_folded', filter.authorContains])
+  for (const [column, text] of [
+    ['title_folded', filter.titleContains],
+    ['author_folded', filter.authorContains],
+  ] as const) {
+    if (text !== undefined && isGram(text) && !text.includes('\u0000')) texts.push([column, text])
+  }
   return texts
 }
 

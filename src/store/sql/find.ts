@@ -57,10 +57,11 @@ export interface FindDialect {
   /** Where a matches-first read of the first source reads from, when the planner would choose worse. */
   matchesFrom?(filter: BookFilter): string
   /**
-   * The join of the blocks a short text may be in (see narrowed) to `books`, which must read each
-   * block's books by a range of ids, in the order the blocks come.
+   * What joins the blocks a short text may be in, `blocks` (see narrowed), to `books` with ids
+   * from `first` up to `end`: it must read each block's books by that range of ids, in the order
+   * the blocks come, whatever the planner thinks of the other conditions.
    */
-  blockJoin: string
+  blockBooks(first: string, end: string): string
   /**
    * How a walk checks each book it reads, where a source's own conditions would first gather every
    * match through an index (all of them, for a common word), which is what a walk avoids.
@@ -345,8 +346,7 @@ function tierWalk(
 /** The books of the blocks that may hold the short text of `filter` (see FindPlanning). */
 function narrowed(filter: BookFilter, dialect: FindDialect, add: (value: unknown) => string): string {
   const blocks = candidateBlocks(shortTexts(filter), add)
-  return `(${blocks}) AS blocks ${dialect.blockJoin}
-      ON books.id >= (blocks.block << ${BLOCK_BITS}) AND books.id < ((blocks.block + 1) << ${BLOCK_BITS})`
+  return `(${blocks}) AS blocks ${dialect.blockBooks(`(blocks.block << ${BLOCK_BITS})`, `((blocks.block + 1) << ${BLOCK_BITS})`)}`
 }
 
 /**

@@ -90,7 +90,7 @@ export const sqliteFind: FindDialect = {
   // CROSS JOIN keeps the order written: the blocks first, then each one's books by their ids.
   // NOT INDEXED leaves those ids as the only way in: SQLite would otherwise build an index of
   // every indexed book for the join, reading them all.
-  blockJoin: 'CROSS JOIN books NOT INDEXED',
+  blockBooks: (first, end) => `CROSS JOIN books NOT INDEXED ON books.id >= ${first} AND books.id < ${end}`,
   // SQLite cannot be interrupted from outside a statement: one book in 1,024 asks the reader whether
   // the find still has time (see reader-core.ts), and the statement fails from inside when it has not.
   guard: '(id % 1024 <> 0 OR book_in_time())',
