@@ -13,7 +13,18 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 
 let credentials: Parameters<typeof failureOf>[1] = { kind: 'none', url: '' }
 const program = buildProgram(
-  { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, signal: interrupt.signal },
+  {
+    // Opened when a command first uses them, which most never do (docs/client.md#figures).
+    get stdin() {
+      return process.stdin
+    },
+    stdout: process.stdout,
+    get stderr() {
+      return process.stderr
+    },
+    env: process.env,
+    signal: interrupt.signal,
+  },
   (context) => {
     credentials = context.credentials
   },
