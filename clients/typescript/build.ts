@@ -5,9 +5,40 @@
  */
 import { rm } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { build } from 'esbuild'
+import { build, type Plugin } from 'esbuild'
 
 export const DIST = fileURLToPath(new URL('dist/', import.meta.url))
+
+/**
+ * Node.js's modules taken with `process.getBuiltinModule`, as CommonJS, rather than imported.
+ * Importing one makes its ES module, which reads every export it has, and a few of those are
+ * getters that load more: `fs.promises` loads readline, `process.report` and `util.parseArgs`
+ * their own modules, and commander imports fs, process and util. This way a module is loaded
+ * and nothing more, and each export is read when it is used (docs/client.md#figures).
+ */
+const builtins: Plugin = {
+  name: 'builtins',
+  setup(build) {
+    build.onResolve({ filter: /^node:/ }, ({ path }) => ({ path, namespace: 'builtin' }))
+    build.onLoad({ filter: /.*/, namespace: 'builtin' }, ({ path }) => ({
+      contents: COMMANDER_ONLY[path] ?? `module.exports = process.getBuiltinModule(${JSON.stringify(path)})`,
+      loader: 'js',
+    }))
+  },
+}
+
+/**
+ * The two modules only commander imports, as the little of them it uses. node:child_process,
+ * which takes 6 ms to load with net and dgram, runs a subcommand's own executable, which this
+ * command has none of: it is loaded if one ever runs. Of node:util, taken as CommonJS, esbuild
+ * reads every export's descriptor, and reading those of `parseArgs`, `diff` and `setTraceSigInt`
+ * loads their modules and worker_threads; an export commander takes that is not here fails the build.
+ */
+const COMMANDER_ONLY: Record<string, string> = {
+  'node:child_process': `export function spawn(...args) { return process.getBuiltinModule('node:child_process').spawn(...args) }
+export default { spawn }`,
+  'node:util': `export const { stripVTControlCharacters } = process.getBuiltinModule('node:util')`,
+}
 
 /** Builds the command into `outdir`: `book-catalogue.js` and its chunks. */
 export async function buildCommand(outdir = DIST): Promise<void> {
@@ -23,6 +54,7 @@ export async function buildCommand(outdir = DIST): Promise<void> {
     chunkNames: 'chunks/[name]-[hash]',
     legalComments: 'none',
     logLevel: 'warning',
+    plugins: [builtins],
   })
 }
 
