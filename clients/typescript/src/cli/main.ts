@@ -28,6 +28,7 @@ const program = buildProgram(
   (context) => {
     credentials = context.credentials
   },
+  process.argv.slice(2),
 )
 
 try {
