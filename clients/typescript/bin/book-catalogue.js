@@ -7,8 +7,8 @@ if (Number(process.versions.node.split('.')[0]) < 24) {
   )
   process.exit(2)
 }
-// Taken rather than imported, as the built command takes Node.js's modules (see build.ts): an
-// import of node:fs reads all its exports, and fs.promises loads readline and more.
+// Taken rather than imported, as the built command takes Node.js's modules: an import of
+// node:fs reads all its exports, and fs.promises loads readline and more (docs/client.md#figures).
 const { existsSync } = process.getBuiltinModule('node:fs')
 // Compiled code is kept between runs: the command starts faster from its second run on.
 process.getBuiltinModule('node:module').enableCompileCache()

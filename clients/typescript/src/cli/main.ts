@@ -14,7 +14,8 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 let credentials: Parameters<typeof failureOf>[1] = { kind: 'none', url: '' }
 const program = buildProgram(
   {
-    // Opened when a command first uses them, which most never do (docs/client.md#figures).
+    // Opened when a command first uses them: most never read stdin, and many write nothing to
+    // stderr (docs/client.md#figures).
     get stdin() {
       return process.stdin
     },
