@@ -103,9 +103,10 @@ export class Transport {
     const idempotencyKey = request.idempotent ? newIdempotencyKey() : undefined
     // A retry must not do a change twice: reads, a PUT that does not depend on the state it
     // replaces, and writes with an Idempotency-Key may go again; a file read as a stream cannot.
+    // ReadableStream is looked at only for an upload: in Node.js the global loads web streams.
     const repeatable =
       (method === 'GET' || (method === 'PUT' && headers['if-match'] === undefined) || idempotencyKey !== undefined) &&
-      !(request.upload?.body instanceof ReadableStream)
+      !(request.upload !== undefined && request.upload.body instanceof ReadableStream)
     let signedInAgain = false
     for (let attempt = 0; ; attempt++) {
       const authorization = request.authorization === undefined ? await this.#options.authorization() : (request.authorization ?? undefined)

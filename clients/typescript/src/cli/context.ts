@@ -43,7 +43,19 @@ export function contextOf(terminal: Terminal, option: string | undefined): Conte
   const session = saved.sessions[url]
   const credentials: Credentials = { kind: key !== undefined ? 'key' : session !== undefined ? 'token' : 'none', url }
   return {
-    ...terminal,
+    // Passed on as getters: process.stdin and process.stderr each open their stream when first
+    // read, milliseconds a command that never uses them need not spend.
+    get stdin() {
+      return terminal.stdin
+    },
+    get stdout() {
+      return terminal.stdout
+    },
+    get stderr() {
+      return terminal.stderr
+    },
+    env,
+    signal: terminal.signal,
     url,
     credentials,
     username: key === undefined ? session?.username : undefined,

@@ -4,9 +4,11 @@
  * all the rest of what `find` does (docs/client.md#figures); node:http is loaded already.
  */
 import type { IncomingMessage } from 'node:http'
-import { Readable } from 'node:stream'
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web'
 import type { Fetch, FetchResponse } from '../index.ts'
+
+/** node:stream's Readable, for the commands that stream a body: loaded with every export of node:stream. */
+const readable = () => process.getBuiltinModule('node:stream').Readable
 
 function responseOf(url: string, answer: IncomingMessage): FetchResponse {
   let body: ReadableStream<Uint8Array> | undefined
@@ -24,7 +26,7 @@ function responseOf(url: string, answer: IncomingMessage): FetchResponse {
     },
     // Made only when read as a stream: an export, the change feed.
     get body() {
-      return (body ??= Readable.toWeb(answer) as ReadableStream<Uint8Array>)
+      return (body ??= readable().toWeb(answer) as ReadableStream<Uint8Array>)
     },
     async json() {
       const chunks: Buffer[] = []
@@ -35,19 +37,19 @@ function responseOf(url: string, answer: IncomingMessage): FetchResponse {
 }
 
 // Taken as the modules themselves: imported, node:http reads every export it has, and one of
-// them (its WebSocket) loads undici after all.
-const http = process.getBuiltinModule('node:http')
-const https = process.getBuiltinModule('node:https')
-
+// them (its WebSocket) loads undici after all. node:https only for an https address: it loads TLS
+// and all of node:crypto, which a command to a plain http service would start for nothing.
 export const httpFetch: Fetch = (url, { method, headers, body, signal }) =>
   new Promise((resolve, reject) => {
     const target = new URL(url)
-    const send = target.protocol === 'https:' ? https.request : http.request
+    const send =
+      target.protocol === 'https:' ? process.getBuiltinModule('node:https').request : process.getBuiltinModule('node:http').request
     const sent = send(target, { method, headers, signal }, (answer) => resolve(responseOf(url, answer)))
     sent.on('error', reject)
     if (body === undefined || typeof body === 'string') return sent.end(body)
     const stream = body instanceof Blob ? body.stream() : body
-    Readable.fromWeb(stream as NodeReadableStream<Uint8Array>)
+    readable()
+      .fromWeb(stream as NodeReadableStream<Uint8Array>)
       .on('error', (err) => sent.destroy(err))
       .pipe(sent)
   })

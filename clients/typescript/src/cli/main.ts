@@ -13,10 +13,23 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 
 let credentials: Parameters<typeof failureOf>[1] = { kind: 'none', url: '' }
 const program = buildProgram(
-  { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, signal: interrupt.signal },
+  {
+    // Opened when a command first uses them: most never read stdin, and many write nothing to
+    // stderr (docs/client.md#figures).
+    get stdin() {
+      return process.stdin
+    },
+    stdout: process.stdout,
+    get stderr() {
+      return process.stderr
+    },
+    env: process.env,
+    signal: interrupt.signal,
+  },
   (context) => {
     credentials = context.credentials
   },
+  process.argv.slice(2),
 )
 
 try {
