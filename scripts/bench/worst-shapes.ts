@@ -35,6 +35,10 @@ const SHAPES = [
   'q=the&limit=20&count=true',
   'q=the+of&limit=20&count=true',
   'author=qx&sort=title&limit=20&count=true',
+  // Pairs that the generated catalogue holds: in 7 of its 977 blocks, in 206, and in 661.
+  'title=xl&sort=-year&limit=20',
+  'title=gv&sort=-author&limit=20&count=true',
+  'author=cq&sort=title&limit=20',
 ]
 const PAGES = 'q=the&limit=20, pages 2 to 5'
 
