@@ -103,6 +103,12 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
   let editing: BookDialog | undefined
   /** Books others added or brought back, to be placed by asking the query again. */
   const arrived = new Set<number>()
+  /**
+   * Books this page is bringing back from the trash, until the feed tells of their restoring or
+   * purging: a deletion heard before that is the one being undone, heard late, and would take the
+   * book brought back off the page again.
+   */
+  const restoring = new Set<number>()
   let gathering: ReturnType<typeof setTimeout> | undefined
 
   const pageCount = (): number => Math.max(1, Math.ceil((results?.total() ?? 0) / state.size))
@@ -217,6 +223,8 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
    * says at once that it changed.
    */
   function heard(change: Change) {
+    if (change.kind === 'restored' || change.kind === 'purged') restoring.delete(change.book_id)
+    else if (change.kind === 'deleted' && restoring.has(change.book_id)) return
     editing?.heard(change)
     // Under a wrong filter nothing is shown: the search asked once it is corrected shows the books as they are then.
     if (results === undefined) return
@@ -372,6 +380,7 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
   async function restoreNow(books: readonly Book[]) {
     let said = performance.now()
     messages.notice(`Restoring ${countOf(books.length, 'book')}…`)
+    for (const book of books) restoring.add(book.id)
     const { done: restored, failure } = await actOnBooks(
       (id) => client.books.restore(id),
       books,
@@ -386,6 +395,7 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
       messages.notice(restored.length === 1 ? `Restored “${restored[0]!.title}”.` : `Restored ${countOf(restored.length, 'book')}.`)
     if (failure !== undefined) {
       const left = books.filter((book) => !restored.includes(book))
+      for (const book of left) restoring.delete(book.id)
       messages.error(`${describeError(failure)} ${countOf(left.length, 'book')} not restored yet.`, () => void restoreNow(left))
     }
     // The focus was on "Undo", which is gone: it goes to the book brought back, where the person looks for it.

@@ -84,6 +84,32 @@ describe('the history of books in the page', { skip, timeout: 180_000, concurren
     assert.deepEqual(await kinds(service, 1), ['restored', 'deleted', 'created'])
   })
 
+  it('keeps a book it brought back when the feed tells of its deletion only afterwards', async (t) => {
+    const service = await serviceFor(t)
+    await seed(service, [DUNE, EMMA])
+    const page = await openPage(t, service)
+    // The feed is held back until the deletion has been undone: its changes then come at once, in order.
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    await page.route('**/books/changes*', async (route) => {
+      if (route.request().headers().accept === 'text/event-stream') await held
+      await route.continue()
+    })
+    await signedIn(page)
+    await page.getByRole('button', { name: 'Dune', exact: true }).click()
+    await page.getByRole('dialog', { name: 'Edit book' }).getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
+    await status(page, 'Deleted “Dune”.').getByRole('button', { name: 'Undo' }).click()
+    await status(page, 'Restored “Dune”.').waitFor()
+    await waitForTitles(page, ['Dune', 'Emma'])
+
+    release()
+    // A book added after them shows once the page has heard every change before it.
+    assert.equal((await call(service, 'POST', '/book', { token: await login(service), body: ULYSSES })).status, 201)
+    await waitForTitles(page, ['Dune', 'Emma', 'Ulysses'])
+    assert.equal(await focused(page), 'Dune', 'the book brought back keeps the focus')
+  })
+
   it('deletes several books after one confirmation, and one Undo restores them all', async (t) => {
     const { service, page } = await catalogueShown(t, [DUNE, EMMA, ULYSSES], 'Dune')
     await page.getByRole('checkbox', { name: 'Select Dune' }).check()
