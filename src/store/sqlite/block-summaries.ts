@@ -21,6 +21,11 @@ export class SqliteBlockSummary {
     this.#done = db.prepare('DELETE FROM blocks_to_summarise WHERE block = ?')
   }
 
+  /** Whether a block waits for its summary: asked first, so that a look finding none takes no write lock. */
+  waiting(): boolean {
+    return this.#next.get() !== undefined
+  }
+
   /** Summarises the next block waiting, if there is one; answers whether there was. */
   step(): boolean {
     const block = this.#next.get()?.block as number | undefined

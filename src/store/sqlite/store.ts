@@ -577,7 +577,10 @@ export class SqliteStore implements Store {
     this.loginFailures = loginFailures
     this.idempotencyKeys = idempotencyKeys
     const summary = new SqliteBlockSummary(db)
-    this.#summaries = new BlockSummaries(() => this.#writes.write(() => summary.step()), SUMMARY_INTERVAL_MS)
+    this.#summaries = new BlockSummaries(
+      async () => (await this.#writes.direct(() => summary.waiting())) && this.#writes.write(() => summary.step()),
+      SUMMARY_INTERVAL_MS,
+    )
   }
 
   transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {
