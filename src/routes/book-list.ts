@@ -38,10 +38,19 @@ function nextLink(query: BookQuery, cursors: Cursors, last: FoundBook): string {
 
 /**
  * The whole envelope of an unpaged list, written as JSON text past the response schema (which
- * serialises only whole objects), a page at a time, so that memory stays flat however long the
- * list is. Every page comes from one snapshot of the catalogue.
+ * serialises only whole objects): as one string when one page holds it, otherwise a page at a time,
+ * so that memory stays flat however long the list is. Every page comes from one snapshot of the
+ * catalogue.
  */
-function sendAll(reply: FastifyReply, pages: BookPages<JsonPage>) {
+async function sendAll(reply: FastifyReply, pages: BookPages<JsonPage>) {
+  reply.type('application/json; charset=utf-8')
+  if (pages.complete) {
+    // A list that its first page holds goes as one string, with its length: the read ended with
+    // that page, and a stream of it costs the thread that answers every request a third more.
+    let books = '[]'
+    for await (const page of pages) books = page.json
+    return reply.send(`${PREFIX}${books}}`)
+  }
   const body = Readable.from(
     (async function* () {
       yield `${PREFIX}[`
@@ -58,7 +67,7 @@ function sendAll(reply: FastifyReply, pages: BookPages<JsonPage>) {
     { objectMode: false },
   )
   endsWith(body, pages)
-  return reply.type('application/json; charset=utf-8').send(body)
+  return reply.send(body)
 }
 
 /**

@@ -26,6 +26,7 @@ export function readPages<P>(
   return {
     total,
     changeSeq,
+    complete: first.done,
     close,
     [Symbol.asyncIterator]: () => ({
       async next(): Promise<IteratorResult<P>> {

@@ -151,6 +151,11 @@ export interface BookPages<P> extends AsyncIterable<P> {
    * every change up to it and none after it (docs/api.md#following-changes).
    */
   readonly changeSeq: number | undefined
+  /**
+   * Whether the first page is also the last: iterating then gives it without another step, and
+   * the caller may answer with it whole instead of streaming.
+   */
+  readonly complete: boolean
   close(): Promise<void>
 }
 

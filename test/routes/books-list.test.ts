@@ -58,6 +58,15 @@ for (const engine of storeEngines) {
       assert.equal(res.headers.link, undefined)
     })
 
+    test('a list that one page holds comes whole, with its length', async () => {
+      await fill(7)
+      const short = await list()
+      assert.equal(short.headers['content-length'], String(Buffer.byteLength(short.body)))
+      assert.equal(short.headers['transfer-encoding'], undefined)
+      assert.equal(short.json<ListBody>().data!.length, 7)
+      assert.ok(Number(short.headers['x-change-seq']) > 0)
+    })
+
     test('limit and after walk the list a page at a time, following Link', async () => {
       const ids = await fill(7)
       const seen: number[] = []
@@ -179,6 +188,8 @@ for (const engine of storeEngines) {
       assert.equal(res.statusCode, 200)
       assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
       assert.equal(res.headers.link, undefined)
+      // Streamed a page at a time: its length is not known when it starts.
+      assert.equal(res.headers['content-length'], undefined)
       const body = JSON.parse(res.body) as ListBody
       assert.deepEqual(Object.keys(body), ['status', 'message', 'data'])
       assert.equal(body.status, 200)

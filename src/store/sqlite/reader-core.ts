@@ -35,11 +35,12 @@ export class ReadDeadlineError extends Error {
 }
 
 /**
- * A read whose pages come one step at a time: from a snapshot held open between steps, or, where
- * no snapshot can be held, a page at a time, each starting after the last book of the one before.
+ * A read whose pages come one step at a time: from one statement walked through every page, or a
+ * page at a time, each a statement of its own starting after the last book of the one before.
  */
 interface OpenRead {
   db: DatabaseSync
+  finder: SqliteFinder
   rows: Iterator<FoundRow> | { after: Position | undefined }
   request: ReadRequest
 }
@@ -59,6 +60,18 @@ export interface ReaderConnections {
 /** The JSON text of the books of `rows`, with exactly their four members. */
 function booksJson(rows: FoundRow[]): string {
   return JSON.stringify(rows.map(([id, title, author, year]) => ({ id, title, author, year })))
+}
+
+/**
+ * Whether each page of a whole read of `query` may be a statement of its own, starting after the
+ * last book of the page before, for what reading that page costs: with no filter but `afterId`
+ * and an order of keys, each page walks the index of its order on from where the last one ended.
+ * node:sqlite hands over a statement's rows faster all at once than one at a time, which costs a
+ * list of a hundred books a third more. Matches of a filter, or a ranking by relevance, would be
+ * found or ranked again for each page: those reads walk one statement through every page.
+ */
+function pagedByKeys({ filter, order }: FindQuery): boolean {
+  return !order.relevance && Object.entries(filter).every(([name, value]) => name === 'afterId' || value === undefined)
 }
 
 function pageOf(rows: FoundRow[], json: boolean): PageAnswer {
@@ -125,7 +138,8 @@ export class ReaderCore {
         const changeSeq = finder.newestChange()
         const total = query.count === true ? finder.count(query.filter) : undefined
         // Without a snapshot, a statement left open would see the writes made between its steps.
-        this.#open.set(id, { db, rows: shared ? { after: query.after } : finder.rows(query), request })
+        const byKeys = shared || pagedByKeys(query)
+        this.#open.set(id, { db, finder, rows: byKeys ? { after: query.after } : finder.rows(query), request })
         opened = true
         return { ...this.#next(id), changeSeq, ...(total === undefined ? {} : { total }) }
       } catch (err) {
@@ -192,9 +206,11 @@ export class ReaderCore {
         rows.push(next.value)
       }
     } else {
-      rows = this.#finder.page({ ...read.request.query, after: read.rows.after })
+      // One book more than the page: whether it exists says whether another page does.
+      rows = read.finder.page({ ...read.request.query, after: read.rows.after, limit: size + 1 })
+      done = rows.length <= size
+      if (!done) rows.length = size
       read.rows.after = rows.at(-1)?.slice(4)
-      done = rows.length < size
     }
     if (done) this.close(id)
     return { page: pageOf(rows, read.request.json), done }

@@ -30,6 +30,26 @@ describe('SQLite store', () => {
     )
   })
 
+  test('a whole read that its first page holds exactly ends with that page; a longer one reads on', async () => {
+    const store = new SqliteStore({ path: tempFile(), readers: 1 })
+    try {
+      const ids = await store.books.createMany(
+        'tester',
+        Array.from({ length: 10 }, () => dune),
+      )
+      const byId = { relevance: false as const, keys: [{ field: 'id' as const, descending: false }] }
+      for (const limit of [10, 9, 3]) {
+        const pages = await store.reader.pages({ filter: {}, order: byId, limit }, { whole: true })
+        assert.equal(pages.complete, limit === 10, `pages of ${limit}`)
+        const read: number[] = []
+        for await (const page of pages) read.push(...page.map(({ book }) => book.id))
+        assert.deepEqual(read, ids)
+      }
+    } finally {
+      await store.close()
+    }
+  })
+
   test('keeps books across reopening, and never reuses the id of a deleted newest book', async () => {
     const path = tempFile()
     let store = new SqliteStore({ path })
