@@ -141,6 +141,37 @@ for (const engine of storeEngines) {
     })
 
     if (engine.name === 'postgres') {
+      it('goes on when the server ends the connection of a look for blocks under way', async (t) => {
+        const { store, dbUrl } = await openEngine(t, engine)
+        const locker = new pg.Client(dbUrl)
+        await locker.connect()
+        try {
+          await locker.query('BEGIN')
+          await locker.query('LOCK TABLE blocks_to_summarise IN ACCESS EXCLUSIVE MODE')
+          // The store looks for waiting blocks every second: its next look waits for the lock.
+          let pid: number | undefined
+          for (const until = Date.now() + 10_000; pid === undefined;) {
+            const { rows } = await locker.query<{ pid: number }>(
+              "SELECT pid FROM pg_locks WHERE relation = 'blocks_to_summarise'::regclass AND NOT granted",
+            )
+            pid = rows[0]?.pid
+            if (pid !== undefined) break
+            assert.ok(Date.now() < until, 'no look for blocks waited for the lock')
+            await new Promise((resolve) => setTimeout(resolve, 50))
+          }
+          await locker.query('SELECT pg_terminate_backend($1)', [pid])
+          await locker.query('COMMIT')
+        } finally {
+          await locker.end()
+        }
+        const created = await store.books.create('tester', { title: 'Aqx', author: 'Wu', year: 2000 })
+        const { found } = await findPage(store, findQueryOf(parseBookQuery({ title: 'qx' }), undefined, 20))
+        assert.deepEqual(
+          found.map(({ book }) => book.id),
+          [created.id],
+        )
+      })
+
       it('never summarises a block while a transaction that changed it is open', async (t) => {
         const { store, dbUrl, waiting } = await openEngine(t, engine)
         await store.transaction((repositories) => repositories.books.createMany('tester', catalogue()))

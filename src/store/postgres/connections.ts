@@ -23,16 +23,31 @@ export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
  * figures).
  */
 export function send<R extends QueryResultRow>(client: pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
-  return new Promise((resolve, reject) => {
-    // A connection that breaks fails the statement; the client's own error event must not go unheard.
-    const heard = () => {}
-    client.on('error', heard)
-    client.query<R>(config, (err: Error | undefined, result: pg.QueryResult<R>) => {
-      client.removeListener('error', heard)
-      if (err) reject(err)
-      else resolve(result)
-    })
-  })
+  return heeding(
+    client,
+    () =>
+      new Promise((resolve, reject) => {
+        client.query<R>(config, (err: Error | undefined, result: pg.QueryResult<R>) => {
+          if (err) reject(err)
+          else resolve(result)
+        })
+      }),
+  )
+}
+
+/**
+ * Runs `work`, statements on `client`, with an ear on the client's error event: a connection
+ * that breaks fails the statement under way, and also emits that event, which would end the
+ * process if nothing heard it while the pool has lent the client out.
+ */
+export async function heeding<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
+  const heard = () => {}
+  client.on('error', heard)
+  try {
+    return await work()
+  } finally {
+    client.removeListener('error', heard)
+  }
 }
 
 /** Runs `config` on `client` within `ms`, with its failure classified. */

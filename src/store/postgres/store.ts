@@ -7,7 +7,7 @@ import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS, RECORD_CREATED, TA
 import { CHANGE_COLUMNS, changeOf, TRASH_COLUMNS, trashedBookOf, type ChangeRow, type TrashRow } from '../sql/change-rows.ts'
 import { PostgresReader } from './reader.ts'
 import { PostgresChangeSignals } from './change-signals.ts'
-import { connectWithin, runWithin } from './connections.ts'
+import { connectWithin, heeding, runWithin } from './connections.ts'
 import { classifyPostgresError } from './errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './migrate.ts'
 import {
@@ -396,7 +396,7 @@ export class PostgresStore implements Store {
       created.on('error', () => {})
       // Compiling a statement takes tens of milliseconds, which a find of many books reckoned
       // costly pays on each run and never wins back: its costs are the index's, not expressions'.
-      created.on('connect', (client) => void client.query('SET jit = off').catch(() => {}))
+      created.on('connect', (client) => void heeding(client, () => client.query('SET jit = off')).catch(() => {}))
       return created
     }
     // A pool of one connection cannot be split: finds then share it with everything else.
@@ -420,7 +420,7 @@ export class PostgresStore implements Store {
       const client = await this.#connect()
       let failure: Error | undefined
       try {
-        return await summariseBlock(client)
+        return await heeding(client, () => summariseBlock(client))
       } catch (err) {
         failure = err as Error
         throw err
