@@ -48,6 +48,8 @@ export interface SqliteOptions {
   searchIndexBatch?: number
   /** Threads that read books for finds, lists and exports; one per core by default. */
   readers?: number
+  /** How long one step of a read may take, its wait for a turn included; 2 s by default (docs/api.md). */
+  readDeadlineMs?: number
 }
 
 /** Runs a synchronous statement as the store's promise, with its failure classified. */
@@ -534,7 +536,14 @@ export class SqliteStore implements Store {
   readonly #readers: Reader
   readonly #summaries: BlockSummaries
 
-  constructor({ path, busyTimeoutMs = 4000, synchronous = 'normal', searchIndexBatch, readers = defaultReaders() }: SqliteOptions) {
+  constructor({
+    path,
+    busyTimeoutMs = 4000,
+    synchronous = 'normal',
+    searchIndexBatch,
+    readers = defaultReaders(),
+    readDeadlineMs = SEARCH_DEADLINE_MS,
+  }: SqliteOptions) {
     const inMemory = path === ':memory:'
     if (!inMemory) createPrivateDatabaseFile(path)
     const db = new DatabaseSync(path)
@@ -560,10 +569,10 @@ export class SqliteStore implements Store {
     const lookupSql = inMemory ? this.#sql : prepareStatements(this.#lookups)
     this.#reads = inMemory ? this.#writes : new CommitPerTurn(this.#lookups, classifySqliteError)
     this.#readers = inMemory
-      ? inProcessReader(new ReaderCore({ pages: db, open: () => db, release: () => {}, snapshots: false }), SEARCH_DEADLINE_MS, (step) =>
+      ? inProcessReader(new ReaderCore({ pages: db, open: () => db, release: () => {}, snapshots: false }), readDeadlineMs, (step) =>
           this.#writes.direct(step),
         )
-      : workerReaders({ path, busyTimeoutMs }, readers, SEARCH_DEADLINE_MS)
+      : workerReaders({ path, busyTimeoutMs }, readers, readDeadlineMs)
     this.reader = this.#readers
     const batched: Executor = {
       read: (statement) => this.#reads.read(() => statement(lookupSql)),

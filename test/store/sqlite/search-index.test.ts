@@ -15,7 +15,10 @@ import { findPage } from '../../support/reads.ts'
 async function openStore(t: TestContext, searchIndexBatch: number) {
   const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
   const path = join(dir, 'books.db')
-  const store = new SqliteStore({ path, searchIndexBatch, readers: 1 })
+  // Reads here are asked what they find, not how fast: a suite that shares two cores among a
+  // dozen processes stalls one of the thousands of reads of the property below for seconds now and
+  // then, which the service would rightly answer 503.
+  const store = new SqliteStore({ path, searchIndexBatch, readers: 1, readDeadlineMs: 60_000 })
   // A second connection reads what the store's own cannot show: the indexes themselves.
   const peek = new DatabaseSync(path)
   t.after(async () => {
