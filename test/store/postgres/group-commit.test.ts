@@ -142,10 +142,11 @@ test('with a concurrency of two, a second batch starts while the first is under 
 
 test('a write still waiting for its batch at the deadline fails as unavailable and is never sent', { timeout: 5000 }, async () => {
   const { statements, write, release } = heldWrite()
-  const batches = new GroupCommit({ deadlineMs: 50 })
+  const batches = new GroupCommit({ deadlineMs: 500 })
   // Each outcome is awaited from the start: on a loaded machine the deadline may pass before the next line runs.
   const stuck = assert.rejects(batches.add(write, 1), StoreUnavailableError)
-  await new Promise((resolve) => setImmediate(resolve))
+  // The second write comes once the first one's batch is under way, however long the machine takes to send it.
+  while (statements.length === 0) await new Promise((resolve) => setImmediate(resolve))
   const waiting = assert.rejects(batches.add(write, 2), StoreUnavailableError)
   await Promise.all([stuck, waiting])
   release()
