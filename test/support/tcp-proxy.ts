@@ -18,6 +18,24 @@ export interface TcpProxy {
   close(): Promise<void>
 }
 
+/**
+ * Listens on a port below the system's range of ephemeral ports (32768 and up on Linux): while the
+ * proxy is down, no other process's connection or `listen(0)` is given that port, so `restore`
+ * can listen there again and the service meanwhile finds it refused.
+ */
+async function listenBelowEphemeralPorts(server: Server): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000)
+    try {
+      server.listen(port, '127.0.0.1')
+      await once(server, 'listening')
+      return port
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err
+    }
+  }
+}
+
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let stalled = false
   const sockets = new Set<Socket>()
@@ -41,9 +59,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   }
 
   let server: Server = createServer(forward)
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
+  const port = await listenBelowEphemeralPorts(server)
 
   const cutAll = () => {
     for (const socket of sockets) socket.destroy()
