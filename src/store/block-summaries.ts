@@ -1,7 +1,10 @@
+/** How long the summaries wait, once every block is summarised, before they look again. */
+const INTERVAL_MS = 1000
+
 /**
  * Keeps the summaries of the blocks of books (migration 023) up to date: a step summarises one
  * block waiting for it, and steps follow each other, each in a turn of its own, until none is
- * left; then the next look comes after `intervalMs`. Finds are exact whatever the summaries'
+ * left; then the next look comes after INTERVAL_MS. Finds are exact whatever the summaries'
  * state: a block waiting for its summary is read whole.
  */
 export class BlockSummaries {
@@ -11,9 +14,9 @@ export class BlockSummaries {
   #stopped = false
 
   /** `step` summarises one block, and answers whether it found one. */
-  constructor(step: () => Promise<boolean>, intervalMs: number) {
+  constructor(step: () => Promise<boolean>) {
     this.#step = step
-    this.#timer = setInterval(() => this.#start(), intervalMs).unref()
+    this.#timer = setInterval(() => this.#start(), INTERVAL_MS).unref()
     this.#start()
   }
 
@@ -34,6 +37,3 @@ export class BlockSummaries {
     await this.#running
   }
 }
-
-/** How long the summaries wait, once every block is summarised, before they look again. */
-export const SUMMARY_INTERVAL_MS = 1000

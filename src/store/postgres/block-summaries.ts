@@ -13,11 +13,13 @@ const CANDIDATES = 8
  * at once: each takes the block it summarises under its lock, and summarising twice does no harm.
  */
 export async function summariseBlock(client: pg.ClientBase): Promise<boolean> {
+  // Asked outside a transaction: a look that finds no block, the usual one, opens none.
+  const { rows } = await client.query<{ block: number | string }>(
+    `SELECT block FROM blocks_to_summarise WHERE block < (SELECT max(id) >> ${BLOCK_BITS} FROM books) ORDER BY block LIMIT ${CANDIDATES}`,
+  )
+  if (rows.length === 0) return false
   await client.query('BEGIN')
   try {
-    const { rows } = await client.query<{ block: number | string }>(
-      `SELECT block FROM blocks_to_summarise WHERE block < (SELECT max(id) >> ${BLOCK_BITS} FROM books) ORDER BY block LIMIT ${CANDIDATES}`,
-    )
     // bigint arrives as text where the connection has no parser for it.
     for (const block of rows.map((row) => Number(row.block))) {
       const { rows: locked } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(${BLOCK_LOCK}) AS locked`, [block])

@@ -27,7 +27,7 @@ import type { NewBook, StoredBook } from '../../books/book.ts'
 import { fold } from '../../books/folding.ts'
 import { GroupCommit, type BatchedWrite } from './group-commit.ts'
 import { summariseBlock } from './block-summaries.ts'
-import { BlockSummaries, SUMMARY_INTERVAL_MS } from '../block-summaries.ts'
+import { BlockSummaries } from '../block-summaries.ts'
 
 export interface PostgresOptions {
   /** A `postgres://` or `postgresql://` connection string. */
@@ -427,7 +427,7 @@ export class PostgresStore implements Store {
       } finally {
         client.release(failure)
       }
-    }, SUMMARY_INTERVAL_MS)
+    })
   }
 
   /** Brings the schema up to date, then serves; fails with StoreUnavailableError when unreachable. */

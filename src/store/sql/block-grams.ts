@@ -11,13 +11,13 @@ export const BLOCK_BITS = 10
 const BLOCK_SIZE = 2 ** BLOCK_BITS
 
 /** The folded columns and their field in `block_grams`. */
-export const GRAM_FIELDS = { title_folded: 0, author_folded: 1 } as const
-export type GramColumn = keyof typeof GRAM_FIELDS
+const GRAM_FIELDS = { title_folded: 0, author_folded: 1 } as const
+type GramColumn = keyof typeof GRAM_FIELDS
 
 /** The longest text a block's summary knows: the trigram indexes find anything longer. */
 const LONGEST_GRAM = 2
 
-/** Whether `needle` is short enough for the blocks' summaries. */
+/** Whether `needle` is too short for the trigram indexes, and short enough for the blocks' summaries. */
 export function isGram(needle: string): boolean {
   return [...needle].length <= LONGEST_GRAM
 }

@@ -11,9 +11,7 @@ import {
   type FoundRow,
   type Statement,
 } from '../sql/find.ts'
-
-/** Trigrams need three characters; shorter text is looked for in every book. */
-const TRIGRAM = 3
+import { isGram } from '../sql/block-grams.ts'
 
 /** An FTS5 string: nothing in it is query syntax. */
 const ftsString = (text: string) => `"${text.replaceAll('"', '""')}"`
@@ -45,7 +43,7 @@ const indexed: BookSource = {
   },
   contains: (column, needle, add) => {
     const found = contained(column, needle, add)
-    if ([...needle].length < TRIGRAM) return found
+    if (isGram(needle)) return found
     // The books that hold every trigram of the needle, in either column, hold all that hold the
     // needle; instr then keeps those that hold it in this column. A GLOB on the trigram table
     // would check each candidate itself, reading every book twice.
@@ -75,7 +73,7 @@ export const sqliteFind: FindDialect = {
   // column holds it for each, in a fraction of the pages of the books, and the partial indexes
   // otherwise tempt SQLite to read every book through one of them, in random order.
   matchesFrom: ({ titleContains, authorContains }) => {
-    const short = (needle: string | undefined) => needle !== undefined && [...needle].length < TRIGRAM
+    const short = (needle: string | undefined) => needle !== undefined && isGram(needle)
     if (short(authorContains)) return 'books INDEXED BY books_by_author'
     if (short(titleContains)) return 'books INDEXED BY books_by_title'
     return 'books NOT INDEXED'

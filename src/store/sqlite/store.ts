@@ -10,7 +10,7 @@ import { ReaderCore } from './reader-core.ts'
 import { inProcessReader, workerReaders, type Reader } from './readers.ts'
 import { SqliteSearchIndex } from './search-index.ts'
 import { SqliteBlockSummary } from './block-summaries.ts'
-import { BlockSummaries, SUMMARY_INTERVAL_MS } from '../block-summaries.ts'
+import { BlockSummaries } from '../block-summaries.ts'
 import {
   SEARCH_DEADLINE_MS,
   type AccountRepository,
@@ -588,7 +588,6 @@ export class SqliteStore implements Store {
     const summary = new SqliteBlockSummary(db)
     this.#summaries = new BlockSummaries(
       async () => (await this.#writes.direct(() => summary.waiting())) && this.#writes.write(() => summary.step()),
-      SUMMARY_INTERVAL_MS,
     )
   }
 
