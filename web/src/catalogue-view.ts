@@ -110,6 +110,9 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
    */
   const restoring = new Set<number>()
   let gathering: ReturnType<typeof setTimeout> | undefined
+  /** How many readings were asked for, and the last one's promise. */
+  let shows = 0
+  let latestShow = Promise.resolve()
 
   const pageCount = (): number => Math.max(1, Math.ceil((results?.total() ?? 0) / state.size))
   const pageBooks = (): readonly Book[] => results?.books().slice((state.page - 1) * state.size, state.page * state.size) ?? []
@@ -146,22 +149,30 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
 
   /**
    * Shows the page `state` asks for, reading what it needs first. A newer state or query makes
-   * an older reading moot; a page past the end shows the last one.
+   * an older reading moot: it settles when the newer one is shown, so that whoever awaits it
+   * finds the table as it now is. A page past the end shows the last one.
    */
-  async function show({ quiet = false } = {}): Promise<void> {
+  function show({ quiet = false } = {}): Promise<void> {
+    const mine = ++shows
+    latestShow = showOnce(quiet, mine)
+    return latestShow
+  }
+
+  async function showOnce(quiet: boolean, mine: number): Promise<void> {
     const asked = state
     const current = results
     if (current === undefined) return render()
+    const superseded = () => (mine === shows ? undefined : latestShow)
     table.element.setAttribute('aria-busy', 'true')
     try {
       await current.ensure(asked.page * asked.size)
     } catch (err) {
-      if (current !== results || asked !== state) return
+      if (current !== results || asked !== state) return superseded()
       table.element.removeAttribute('aria-busy')
       if (!quiet) messages.error(describeError(err), () => void show())
       return
     }
-    if (current !== results || asked !== state) return
+    if (current !== results || asked !== state) return superseded()
     table.element.removeAttribute('aria-busy')
     const pages = pageCount()
     if (state.page > pages) {

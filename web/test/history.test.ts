@@ -84,6 +84,32 @@ describe('the history of books in the page', { skip, timeout: 180_000, concurren
     assert.deepEqual(await kinds(service, 1), ['restored', 'deleted', 'created'])
   })
 
+  it('gives the focus to the book brought back also when the news of its return asks for the books again first', async (t) => {
+    const { page } = await catalogueShown(t, [DUNE, EMMA], 'Dune')
+    await page.getByRole('button', { name: 'Dune', exact: true }).click()
+    await page.getByRole('dialog', { name: 'Edit book' }).getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
+    const deleted = status(page, 'Deleted “Dune”.')
+    await deleted.waitFor()
+    await waitForTitles(page, ['Emma'])
+    // The books asked for after the undo come only once the feed's news of it has asked for them again.
+    let askedAgain = () => {}
+    const again = new Promise<void>((resolve) => (askedAgain = resolve))
+    let asked = 0
+    await page.route('**/books?*', async (route) => {
+      asked += 1
+      if (asked === 1) await again
+      else askedAgain()
+      await route.continue()
+    })
+
+    await deleted.getByRole('button', { name: 'Undo' }).click()
+    await status(page, 'Restored “Dune”.').waitFor()
+    await waitForTitles(page, ['Dune', 'Emma'])
+    assert.equal(asked, 2, 'the books were asked for twice')
+    assert.equal(await focused(page), 'Dune', 'the focus goes to the book brought back')
+  })
+
   it('keeps a book it brought back when the feed tells of its deletion only afterwards', async (t) => {
     const service = await serviceFor(t)
     await seed(service, [DUNE, EMMA])
