@@ -22,7 +22,7 @@ function beginning(word: string): string {
  * Finding books in PostgreSQL: words through the GIN index of the `words` tsvector (prefix
  * queries), contained text through the pg_trgm indexes of the folded title and author.
  */
-/** The longest words of a title that the index of title lengths holds, in bytes (migration 022). */
+/** The longest words of a title that the index of title lengths holds, in bytes (migrations 022 and 024). */
 const INDEXED_TITLE_BYTES = 2000
 
 const wordsMatch: BookSource['wordsMatch'] = (words, add) => `words @@ ${add(words.map(beginning).join(' & '))}::tsquery`

@@ -49,7 +49,7 @@ export interface FindDialect {
   /** How many books of the first source hold every word, counted up to `atMost` and no further. */
   countedMatches(words: string[], add: (value: unknown) => string, atMost: number): string
   /**
-   * What a walk through the index of title lengths (migration 022) adds to its conditions, to read
+   * What a walk through the index of title lengths (migrations 022 and 024) adds to its conditions, to read
    * that index when it holds only some books; and the condition that every book the walk cannot
    * see is out of the top tier of relevance.
    */
@@ -311,12 +311,13 @@ const orderBy = (keys: Key[], name: (key: Key, i: number) => string) =>
 export const WALKED = 'id, title, author, year, title_folded, author_folded, title_words, author_words'
 
 /**
- * The books of the top tier (see tierOf) among the first `walkLength` books of `source` by title
- * length, from the tier's position, up to `query.limit` of them, as `id` and `k0` (their relevance,
- * the expression `score`). The walk reads the index books_by_title_length alone (migration 022),
- * which holds each title's words: only the books whose title begins with the words are read, for
- * their author's words. A book of the tier has every word at the beginning of a word of its title,
- * so it matches the query.
+ * The books of the top tier (see tierOf) among the first `walkLength` books of `source` whose
+ * title begins with the first letter of the words, by title length, from the tier's position, up
+ * to `query.limit` of them, as `id` and `k0` (their relevance, the expression `score`). The walk
+ * reads the index books_by_first_letter_and_title_length alone (migration 024), which holds each
+ * title's words: only the books whose title begins with the words are read, for their author's
+ * words. A book of the tier has every word at the beginning of a word of its title, so it matches
+ * the query.
  */
 function tierWalk(
   query: FindQuery,
@@ -326,14 +327,15 @@ function tierWalk(
   add: (value: unknown) => string,
   { score, walkLength }: { score: string; walkLength: string },
 ): string {
-  // The expression of the index, which the relevance ends with.
+  // The expressions of the index, the length being the one the relevance ends with.
   const length = dialect.least('length(title_words)', '511')
   const keys = [
     { expression: length, descending: false },
     { expression: 'id', descending: false },
   ]
   const after = tier.after === undefined ? [] : [keyset(keys, tier.after, add)]
-  const where = [...sourceConditions(dialect, source), ...(dialect.titleLengths?.where ?? []), ...after]
+  const firstLetter = `substr(title_words, 1, 1) = ${add(String.fromCodePoint(tier.words[0]!.codePointAt(0)!))}`
+  const where = [...sourceConditions(dialect, source), ...(dialect.titleLengths?.where ?? []), firstLetter, ...after]
   const walked = `SELECT id, title_words FROM books${whereClause(where)}
       ORDER BY ${orderBy(keys, (key) => key.expression)} LIMIT ${walkLength}`
   const begins = `${dialect.position("' ' || title_words", add(` ${tier.words.join(' ')}`))} = 1`
