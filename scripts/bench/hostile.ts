@@ -25,6 +25,7 @@ import pg from 'pg'
 import { generateBooks, seedPostgres, seedSqlite } from './catalogue.ts'
 import { createDatabase, dropDatabase } from './postgres.ts'
 import { login, startService, type Service } from './service.ts'
+import { untilSummarised } from './summaries.ts'
 import { percentile, timed, type Answer } from './timed.ts'
 
 /** The shapes that read the most books; each also with `count=true`. */
@@ -197,6 +198,7 @@ function importBody(rows: number): Buffer {
 async function engine(name: string, dbUrl: string, options: { samples: number; log: (line: string) => void; import: Buffer }) {
   const service = await startService({ dbUrl })
   try {
+    await untilSummarised(dbUrl, options.log)
     const token = await login(service)
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
     options.log(`${name}: search shapes`)

@@ -12,8 +12,6 @@
  * service ignores the migrations it does not know.
  */
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
-import { DatabaseSync } from 'node:sqlite'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Agent } from 'node:http'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -21,6 +19,7 @@ import pg from 'pg'
 import { seedPostgres, seedSqlite } from './catalogue.ts'
 import { createDatabase } from './postgres.ts'
 import { login, startService } from './service.ts'
+import { untilSummarised } from './summaries.ts'
 import { percentile, timed, type Answer } from './timed.ts'
 
 const SHAPES = [
@@ -111,27 +110,6 @@ async function sqliteUrl(dir: string, books: number): Promise<string> {
   return `sqlite:${path}`
 }
 
-/** Blocks below the newest that wait for a summary (migration 023), or 0 where there are none. */
-const WAITING = `SELECT count(*) AS waiting FROM blocks_to_summarise WHERE block < (SELECT max(id) >> 10 FROM books)`
-
-async function waitingBlocks(dbUrl: string): Promise<number> {
-  if (dbUrl.startsWith('sqlite:')) {
-    const db = new DatabaseSync(dbUrl.slice('sqlite:'.length), { readOnly: true })
-    try {
-      return Number(db.prepare(WAITING).get()!.waiting)
-    } finally {
-      db.close()
-    }
-  }
-  const client = new pg.Client(dbUrl)
-  await client.connect()
-  try {
-    return Number((await client.query<{ waiting: string }>(WAITING)).rows[0]!.waiting)
-  } finally {
-    await client.end()
-  }
-}
-
 /**
  * Starts this checkout's service on the catalogue, which migrates it, and stops it once every
  * block is summarised: a service that has just migrated a catalogue summarises it for some
@@ -140,10 +118,7 @@ async function waitingBlocks(dbUrl: string): Promise<number> {
 async function migrate(dbUrl: string): Promise<void> {
   const service = await startService({ dbUrl })
   try {
-    for (let waiting = await waitingBlocks(dbUrl); waiting > 0; waiting = await waitingBlocks(dbUrl)) {
-      console.log(`  ${waiting} blocks wait for their summary`)
-      await sleep(2000)
-    }
+    await untilSummarised(dbUrl)
   } finally {
     await service.stop()
   }
