@@ -61,18 +61,24 @@ function focused(page: Page): Promise<string | undefined> {
   })
 }
 
+/** Deletes "Dune" from its dialog, as a person does, until the page shows the other book alone; the message that says so. */
+async function deleteDune(page: Page) {
+  await page.getByRole('button', { name: 'Dune', exact: true }).click()
+  await page.getByRole('dialog', { name: 'Edit book' }).getByRole('button', { name: 'Delete', exact: true }).click()
+  await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
+  const deleted = status(page, 'Deleted “Dune”.')
+  await deleted.waitFor()
+  await waitForTitles(page, ['Emma'])
+  return deleted
+}
+
 describe('the history of books in the page', { skip, timeout: 180_000, concurrency: 2 }, () => {
   before(startBrowser)
   after(stopBrowser)
 
   it('undoes a deletion with one click: the book comes back with its id', async (t) => {
     const { service, page } = await catalogueShown(t, [DUNE, EMMA], 'Dune')
-    await page.getByRole('button', { name: 'Dune', exact: true }).click()
-    await page.getByRole('dialog', { name: 'Edit book' }).getByRole('button', { name: 'Delete', exact: true }).click()
-    await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
-    const deleted = status(page, 'Deleted “Dune”.')
-    await deleted.waitFor()
-    await waitForTitles(page, ['Emma'])
+    const deleted = await deleteDune(page)
     await assertAccessibleEverywhere(page, 'a deletion with Undo', 'undo-delete')
     assert.equal((await stored(service, 1)).status, 404)
 
@@ -86,12 +92,7 @@ describe('the history of books in the page', { skip, timeout: 180_000, concurren
 
   it('gives the focus to the book brought back also when the news of its return asks for the books again first', async (t) => {
     const { page } = await catalogueShown(t, [DUNE, EMMA], 'Dune')
-    await page.getByRole('button', { name: 'Dune', exact: true }).click()
-    await page.getByRole('dialog', { name: 'Edit book' }).getByRole('button', { name: 'Delete', exact: true }).click()
-    await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
-    const deleted = status(page, 'Deleted “Dune”.')
-    await deleted.waitFor()
-    await waitForTitles(page, ['Emma'])
+    const deleted = await deleteDune(page)
     // The books asked for after the undo come only once the feed's news of it has asked for them again.
     let askedAgain = () => {}
     const again = new Promise<void>((resolve) => (askedAgain = resolve))
@@ -122,10 +123,7 @@ describe('the history of books in the page', { skip, timeout: 180_000, concurren
       await route.continue()
     })
     await signedIn(page)
-    await page.getByRole('button', { name: 'Dune', exact: true }).click()
-    await page.getByRole('dialog', { name: 'Edit book' }).getByRole('button', { name: 'Delete', exact: true }).click()
-    await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
-    await status(page, 'Deleted “Dune”.').getByRole('button', { name: 'Undo' }).click()
+    await (await deleteDune(page)).getByRole('button', { name: 'Undo' }).click()
     await status(page, 'Restored “Dune”.').waitFor()
     await waitForTitles(page, ['Dune', 'Emma'])
 
