@@ -2,7 +2,7 @@
  * The figures the catalogue page must reach with 10,000 books: the first rows after sign-in, a
  * search typed key by key, and paging and scrolling without a long task. They run on their
  * own, after the other tests (`*.figures.ts`, not `*.test.ts`): the time a task takes is the
- * time the machine gives it, and six test files at once on two cores give it little.
+ * time the machine gives it, and four test files at once on two cores give it little.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it, type TestContext } from 'node:test'
