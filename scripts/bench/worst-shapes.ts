@@ -9,7 +9,9 @@
  *
  * The catalogue is the one `npm run bench -- hostile --data=DIR` seeds and keeps, seeded here if
  * absent. The SQLite file is a copy of it, migrated by whichever service opens it first; a
- * service ignores the migrations it does not know.
+ * service ignores the migrations it does not know. Both services read the catalogue as this
+ * checkout migrated it: a migration that drops or replaces an index (024) is compared by running
+ * each checkout without `--against`, in turns, the PostgreSQL catalogue put back between them.
  */
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { Agent } from 'node:http'
