@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, it } from 'node:test'
 import { PostgresStore } from '../../src/store/postgres/store.ts'
 import type { Store } from '../../src/store/store.ts'
+import type { BookFilter } from '../../src/books/find.ts'
 import { dune, openSqliteFile, storeEngines, type StoreEngine } from '../helpers.ts'
 import { createTestSchema } from '../support/postgres.ts'
 
@@ -118,6 +119,24 @@ for (const engine of snapshotEngines) {
       )
       assert.equal(read.at(-1)!.title, 'Dune')
       assert.equal((await store.changes.after(seq, 10)).length, 3)
+    })
+
+    it('names the newest change of a whole read that one page holds, in either order, and of one that finds no book', async () => {
+      const ids = await store.books.createMany(
+        'ada',
+        Array.from({ length: 3 }, (_, i) => ({ ...dune, year: i })),
+      )
+      const seq = await store.changes.latest()
+      const read = async (filter: BookFilter, descending: boolean) => {
+        const order = { relevance: false as const, keys: [{ field: 'id' as const, descending }] }
+        const pages = await store.reader.pages({ filter, order, limit: 10 }, { whole: true, json: true })
+        const found: number[] = []
+        for await (const page of pages) found.push(...(JSON.parse(page.json) as { id: number }[]).map((book) => book.id))
+        return { changeSeq: pages.changeSeq, found }
+      }
+      assert.deepEqual(await read({}, false), { changeSeq: seq, found: ids })
+      assert.deepEqual(await read({}, true), { changeSeq: seq, found: ids.toReversed() })
+      assert.deepEqual(await read({ afterId: ids.at(-1)! }, false), { changeSeq: seq, found: [] })
     })
   })
 }

@@ -251,6 +251,27 @@ for (const engine of storeEngines) {
       ])
     })
 
+    it('finds by words in another order the books whose author alone holds them, among those whose title does', async () => {
+      // Two titles hold the word, so a walk along the titles finds a page; the author's book lies between them.
+      await store.transaction(({ books }) =>
+        books.createMany('tester', [
+          { title: 'Pine Cedar', author: 'Ann Lee', year: 2001 },
+          { title: 'Birch', author: 'Pinecone Press', year: 2002 },
+          { title: 'Alder Pine', author: 'Ann Lee', year: 2003 },
+          { title: 'Cedar', author: 'Pi Nelson', year: 2004 },
+        ]),
+      )
+      const { found } = await findPage(store, {
+        filter: { words: ['pine'] },
+        order: { relevance: false, keys: [{ field: 'title', descending: false }] },
+        limit: 2,
+      })
+      assert.deepEqual(
+        found.map(({ book }) => book.title),
+        ['Alder Pine', 'Birch'],
+      )
+    })
+
     it('keeps the search columns of books created and changed together, each by its own changes', async () => {
       const [a, b] = await Promise.all([store.books.create('tester', dune), store.books.create('tester', catalogue[1]!)])
       await Promise.all([

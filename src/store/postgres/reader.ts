@@ -1,6 +1,6 @@
 import type pg from 'pg'
-import type { FindQuery, FoundBook } from '../../books/find.ts'
-import { counting, findStatement, foundBooks, planning, type FoundRow, type Statement } from '../sql/find.ts'
+import { totalOrder, type FindQuery, type FoundBook } from '../../books/find.ts'
+import { boundedByPage, counting, findStatement, foundBooks, planning, type FoundRow, type Statement } from '../sql/find.ts'
 import type { BookPages, BookReader, JsonPage, ReadOptions } from '../store.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { connectWithin, runWithin } from './connections.ts'
@@ -20,21 +20,52 @@ function jsonPage(found: FoundBook[]): JsonPage {
   return { json: JSON.stringify(found.map(({ book }) => book)), size: found.length, last: found.at(-1)?.position }
 }
 
+/** The names of the statements prepared on every connection that ran them, by their text: a few shapes. */
+const prepared = new Map<string, string>()
+
+/** A name under which each connection prepares `text` once, so that PostgreSQL plans it once too. */
+function preparedName(text: string): string {
+  let name = prepared.get(text)
+  if (name === undefined) {
+    name = `books_json_page_${prepared.size}`
+    prepared.set(text, name)
+  }
+  return name
+}
+
+/** Connections for reads, and how long a read may take on them, waiting for one included. */
+export interface Lane {
+  pool: pg.Pool
+  deadlineMs: number
+}
+
+/** A read whose first page is its last. */
+function onePage<P>(read: { total: number | undefined; changeSeq?: number }, page: P): BookPages<P> {
+  return readPages(
+    read,
+    { page, done: true },
+    () => Promise.reject(new Error('A page is all')),
+    () => {},
+  )
+}
+
 /**
  * Reads books on a pool of their own, a share of the instance's connections that finds cannot
  * exceed, so that reads by id and writes always find a connection; its connections stop any
  * statement at the deadline (`statement_timeout`), so a read that runs out of time stops on the
  * server too. A page is one statement, with the count beside it on a second connection; a whole
  * read holds one connection and one REPEATABLE READ snapshot from its first page to its last,
- * through a cursor.
+ * through a cursor. A read that costs no more than a page (boundedByPage) runs on the connections
+ * of reads by id instead, and a whole one is one statement when its first page is its last.
  */
 export class PostgresReader implements BookReader {
-  readonly #pool: pg.Pool
-  readonly #deadlineMs: number
+  readonly #finds: Lane
+  readonly #bounded: Lane
 
-  constructor(pool: pg.Pool, deadlineMs: number) {
-    this.#pool = pool
-    this.#deadlineMs = deadlineMs
+  /** `bounded`: where the reads that cost no more than a page (boundedByPage) run, as reads by id do. */
+  constructor(finds: Lane, bounded: Lane) {
+    this.#finds = finds
+    this.#bounded = bounded
   }
 
   pages(query: FindQuery, options?: ReadOptions & { json?: false }): Promise<BookPages<FoundBook[]>>
@@ -45,24 +76,42 @@ export class PostgresReader implements BookReader {
   ): Promise<BookPages<FoundBook[] | JsonPage>> {
     const shape = (found: FoundBook[]) => (json ? jsonPage(found) : found)
     if (!whole) {
-      const { found, total } = await this.#onePage(query)
-      return readPages(
-        { total },
-        { page: shape(found), done: true },
-        () => Promise.reject(new Error('A page is all')),
-        () => {},
-      )
+      const { found, total } = await this.#onePage(query, boundedByPage(query) ? this.#bounded : this.#finds)
+      return onePage({ total }, shape(found))
+    }
+    if (json && boundedByPage(query)) {
+      const { page, changeSeq } = await this.#jsonPageWithChange(query)
+      if (page.size <= query.limit) return onePage({ total: undefined, changeSeq }, page)
     }
     return this.#whole(query, shape)
   }
 
-  /** Runs one statement on a connection of the pool, the wait for it included, within the deadline. */
-  async #run(config: pg.QueryConfig): Promise<pg.QueryResultRow[]> {
+  /**
+   * The JSON of the page of `query` and one book more, built by the server, with the newest change
+   * it reflects, from one statement's snapshot: one round trip where a whole read takes five, and
+   * every book when the catalogue holds none after the page. Only for an order by id (boundedByPage).
+   */
+  async #jsonPageWithChange(query: FindQuery): Promise<{ page: JsonPage; changeSeq: number }> {
+    const { text, values } = findStatement({ ...query, limit: query.limit + 1 }, postgresFind)
+    const descending = !query.order.relevance && totalOrder(query.order.keys)[0]!.descending
+    // row_to_json writes each book compactly, its members in column order, as JSON.stringify does.
+    // Aggregates give one row also when no book matches; the change is read in the same snapshot.
+    const statement = `SELECT (SELECT last FROM change_seq),
+        '[' || coalesce(string_agg(row_to_json(book)::text, ',' ORDER BY book.id${descending ? ' DESC' : ''}), '') || ']',
+        count(*), ${descending ? 'min' : 'max'}(book.id)
+      FROM (SELECT id, title, author, year FROM (${text}) AS page) AS book`
+    const [row] = await this.#run(arrays({ name: preparedName(statement), text: statement, values }), this.#bounded)
+    const [last, json, size, lastId] = row as unknown as [string, string, string, string | null]
+    return { page: { json, size: Number(size), last: lastId === null ? undefined : [Number(lastId)] }, changeSeq: Number(last) }
+  }
+
+  /** Runs one statement on a connection of `lane`, the wait for it included, within its deadline. */
+  async #run(config: pg.QueryConfig, { pool, deadlineMs }: Lane): Promise<pg.QueryResultRow[]> {
     const started = performance.now()
-    const client = await connectWithin(this.#pool, this.#deadlineMs)
+    const client = await connectWithin(pool, deadlineMs)
     let failure: Error | undefined
     try {
-      return (await runWithin(client, config, this.#deadlineMs - (performance.now() - started))).rows
+      return (await runWithin(client, config, deadlineMs - (performance.now() - started))).rows
     } catch (err) {
       failure = err as Error
       throw err
@@ -78,8 +127,8 @@ export class PostgresReader implements BookReader {
     return step.value
   }
 
-  async #onePage(query: FindQuery): Promise<{ found: FoundBook[]; total: number | undefined }> {
-    const run = (config: pg.QueryConfig) => this.#run(config)
+  async #onePage(query: FindQuery, lane: Lane): Promise<{ found: FoundBook[]; total: number | undefined }> {
+    const run = (config: pg.QueryConfig) => this.#run(config, lane)
     const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
     const count = async () => first(run, await this.#drive(counting(query.filter, postgresFind), run))
     const [rows, total] = await Promise.all([page(), query.count === true ? count() : undefined])
@@ -87,8 +136,8 @@ export class PostgresReader implements BookReader {
   }
 
   async #whole<P>(query: FindQuery, shape: (found: FoundBook[]) => P): Promise<BookPages<P>> {
-    const deadlineMs = this.#deadlineMs
-    const client = await connectWithin(this.#pool, deadlineMs)
+    const { pool, deadlineMs } = this.#finds
+    const client = await connectWithin(pool, deadlineMs)
     const step = (config: pg.QueryConfig) => runWithin(client, config, deadlineMs)
     let failure: Error | undefined
     const fetch = async (): Promise<PageStep<P>> => {

@@ -402,7 +402,10 @@ export class PostgresStore implements Store {
     // A pool of one connection cannot be split: finds then share it with everything else.
     this.#pool = pool(Math.max(1, poolSize - findShare), queryTimeoutMs)
     this.#findPool = poolSize > 1 ? pool(findShare, SEARCH_DEADLINE_MS) : this.#pool
-    this.reader = new PostgresReader(this.#findPool, SEARCH_DEADLINE_MS)
+    this.reader = new PostgresReader(
+      { pool: this.#findPool, deadlineMs: SEARCH_DEADLINE_MS },
+      { pool: this.#pool, deadlineMs: queryTimeoutMs },
+    )
     this.changeSignals = new PostgresChangeSignals({ url, connectTimeoutMs })
     const query = this.#queryOnPool()
     const lookup = lookupsPerTurn(async (ids) => (await query<StoredBook>(SELECT, [ids])).rows)

@@ -459,6 +459,22 @@ function countStatement(
   return { text: `SELECT ${counts.join(' + ')} AS total`, values }
 }
 
+/**
+ * Whether a read of `query` costs at most what its first page does, however large the catalogue:
+ * by id, with no filter but `afterId` and no count, a page walks the index of ids from where it
+ * starts and stops after the page. So does it in SQLite's tail of books that the search indexes
+ * have not taken in yet, which an import leaves long for a while and which has no index of the
+ * other orders.
+ */
+export function boundedByPage({ filter, order, count }: FindQuery): boolean {
+  return (
+    !order.relevance &&
+    totalOrder(order.keys)[0]!.field === 'id' &&
+    count !== true &&
+    Object.entries(filter).every(([name, value]) => name === 'afterId' || value === undefined)
+  )
+}
+
 /** The rows of `findStatement` as books with their positions. */
 export function foundBooks(rows: FoundRow[]): FoundBook[] {
   return rows.map(([id, title, author, year, ...position]) => ({ book: { id, title, author, year }, position }))

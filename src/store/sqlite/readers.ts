@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
 import type { FindQuery, FoundBook } from '../../books/find.ts'
-import { foundBooks } from '../sql/find.ts'
+import { boundedByPage, foundBooks } from '../sql/find.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { StoreUnavailableError, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
 import { ReadDeadlineError, type ReaderCore, type ReadRequest, type StepAnswer } from './reader-core.ts'
@@ -19,13 +19,39 @@ function outOfTime(deadlineMs: number): StoreUnavailableError {
   return new StoreUnavailableError(new Error(`A read of books took longer than ${deadlineMs} ms`))
 }
 
-/** Reads of books, a page at a time, by a StepRunner: the store's `reader`. */
+function step({ page, done }: StepAnswer): PageStep<FoundBook[] | JsonPage> {
+  return { page: 'rows' in page ? foundBooks(page.rows) : page, done }
+}
+
+/** The pages of read `id`, whose first step `runner` ran. */
+function pagesOf(
+  runner: StepRunner,
+  id: number,
+  client: string,
+  first: StepAnswer,
+  total = first.total,
+): BookPages<FoundBook[] | JsonPage> {
+  return readPages(
+    { total, changeSeq: first.changeSeq },
+    step(first),
+    async () => step(await runner.next(id, client)),
+    () => runner.close(id),
+  )
+}
+
+/**
+ * Reads of books, a page at a time, by a StepRunner: the store's `reader`. A read that costs no
+ * more than its first page (boundedByPage) is tried first by `quick`, where one is given, and
+ * kept when that page is its last.
+ */
 class Reader implements BookReader {
   readonly #runner: StepRunner
+  readonly #quick: StepRunner | undefined
   #nextId = 1
 
-  constructor(runner: StepRunner) {
+  constructor(runner: StepRunner, quick?: StepRunner) {
     this.#runner = runner
+    this.#quick = quick
   }
 
   pages(query: FindQuery, options?: ReadOptions & { json?: false }): Promise<BookPages<FoundBook[]>>
@@ -34,6 +60,13 @@ class Reader implements BookReader {
     query: FindQuery,
     { whole = false, json = false, client = '' }: ReadOptions & { json?: boolean } = {},
   ): Promise<BookPages<FoundBook[] | JsonPage>> {
+    const quick = this.#quick
+    if (quick !== undefined && boundedByPage(query)) {
+      const id = this.#nextId++
+      const first = await quick.start(id, { query, whole, json }, client)
+      if (first.done) return pagesOf(quick, id, client, first)
+      quick.close(id)
+    }
     const runner = this.#runner
     const id = this.#nextId++
     // A page's count runs beside it, on another thread when one is free: either may read every book.
@@ -43,16 +76,7 @@ class Reader implements BookReader {
       runner.start(id, { query: counted ? { ...query, count: false } : query, whole, json }, client),
       counted,
     ])
-    const step = ({ page, done }: StepAnswer): PageStep<FoundBook[] | JsonPage> => ({
-      page: 'rows' in page ? foundBooks(page.rows) : page,
-      done,
-    })
-    return readPages(
-      { total: count?.total ?? first.total, changeSeq: first.changeSeq },
-      step(first),
-      async () => step(await runner.next(id, client)),
-      () => runner.close(id),
-    )
+    return pagesOf(runner, id, client, first, count?.total ?? first.total)
   }
 
   end(): Promise<void> {
@@ -290,9 +314,13 @@ class InProcessRunner implements StepRunner {
   }
 }
 
-/** Readers in `count` worker threads, for a database file. */
-export function workerReaders(data: WorkerData, count: number, deadlineMs: number): Reader {
-  return new Reader(new WorkerRunner(data, count, deadlineMs))
+/**
+ * Readers in `count` worker threads, for a database file, and on `quick`, a connection of this
+ * thread that reads outside any transaction of the writes, the reads that cost no more than a page:
+ * the hop to a thread and back would cost them more than the read itself.
+ */
+export function workerReaders(data: WorkerData, count: number, deadlineMs: number, quick: { core: ReaderCore; outside: Outside }): Reader {
+  return new Reader(new WorkerRunner(data, count, deadlineMs), new InProcessRunner(quick.core, deadlineMs, quick.outside))
 }
 
 /**

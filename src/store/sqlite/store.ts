@@ -572,7 +572,10 @@ export class SqliteStore implements Store {
       ? inProcessReader(new ReaderCore({ pages: db, open: () => db, release: () => {}, snapshots: false }), readDeadlineMs, (step) =>
           this.#writes.direct(step),
         )
-      : workerReaders({ path, busyTimeoutMs }, readers, readDeadlineMs)
+      : workerReaders({ path, busyTimeoutMs }, readers, readDeadlineMs, {
+          core: new ReaderCore({ pages: this.#lookups, open: () => this.#lookups, release: () => {}, snapshots: false }),
+          outside: (step) => this.#reads.read(step),
+        })
     this.reader = this.#readers
     const batched: Executor = {
       read: (statement) => this.#reads.read(() => statement(lookupSql)),

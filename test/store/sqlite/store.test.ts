@@ -5,6 +5,7 @@ import { describe, test } from 'node:test'
 import { loadMigrations } from '../../../src/store/migrations.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import { StoreUnavailableError } from '../../../src/store/store.ts'
+import type { FindQuery } from '../../../src/books/find.ts'
 import { temporaryDirectory } from '../../support/temporary.ts'
 
 const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
@@ -45,6 +46,30 @@ describe('SQLite store', () => {
         for await (const page of pages) read.push(...page.map(({ book }) => book.id))
         assert.deepEqual(read, ids)
       }
+    } finally {
+      await store.close()
+    }
+  })
+
+  test('reads books while a transaction holds the writes, without what it has not committed', { timeout: 10_000 }, async () => {
+    const store = new SqliteStore({ path: tempFile(), readers: 1 })
+    try {
+      const [committed] = await store.books.createMany('tester', [dune])
+      const byId = { relevance: false as const, keys: [{ field: 'id' as const, descending: true }] }
+      const byTitle = { relevance: false as const, keys: [{ field: 'title' as const, descending: false }] }
+      const ids = async (query: FindQuery, whole: boolean) => {
+        const read: number[] = []
+        for await (const page of await store.reader.pages(query, { whole })) read.push(...page.map(({ book }) => book.id))
+        return read
+      }
+      await store.transaction(async ({ books }) => {
+        await books.create('tester', { ...dune, title: 'Dune Messiah' })
+        // Each read is answered while the transaction is open, from what was committed before it.
+        for (const whole of [false, true]) {
+          assert.deepEqual(await ids({ filter: {}, order: byId, limit: 10 }, whole), [committed])
+          assert.deepEqual(await ids({ filter: {}, order: byTitle, limit: 10 }, whole), [committed])
+        }
+      })
     } finally {
       await store.close()
     }
