@@ -6,7 +6,7 @@ import { importFormat } from '../src/import-plan.ts'
 
 const DUNE = { title: 'Dune', author: 'Frank Herbert', year: '1965' }
 
-describe('the book rules the page checks before sending (CONTRACT section 4)', () => {
+describe('the book rules the page checks before sending (docs/api.md, Books)', () => {
   it('accepts a valid book and sends its text exactly as typed', () => {
     assert.deepEqual(checkBook({ ...DUNE, title: '  Dune ' }), { book: { title: '  Dune ', author: 'Frank Herbert', year: 1965 } })
     assert.deepEqual(checkBook({ ...DUNE, year: '-9999' }), { book: { title: 'Dune', author: 'Frank Herbert', year: -9999 } })
@@ -36,7 +36,7 @@ describe('the book rules the page checks before sending (CONTRACT section 4)', (
   })
 })
 
-describe('the query of "Finding books" (CONTRACT section 9)', () => {
+describe('the query of "Finding books" (docs/api.md, Finding books)', () => {
   it('asks for a counted first page of every book by default', () => {
     assert.equal(firstPageUrl(EVERY_BOOK, 50), '/books?limit=50&count=true')
     assert.equal(isFiltered(EVERY_BOOK), false)
