@@ -2,6 +2,8 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite'
 
 interface Operation {
   write: boolean
+  /** Several statements that must read one snapshot, even when nothing else runs in the turn. */
+  together: boolean
   run: () => unknown
   resolve: (value: unknown) => void
   reject: (err: unknown) => void
@@ -56,14 +58,15 @@ export class CommitPerTurn {
     this.#undo = db.prepare('ROLLBACK TO write')
   }
 
-  read<T>(statement: () => T): Promise<T> {
-    return this.#enqueue(statement, false)
+  /** Runs `statement` in the turn's transaction; `together`: statements that must read one snapshot. */
+  read<T>(statement: () => T, { together = false }: { together?: boolean } = {}): Promise<T> {
+    return this.#enqueue(statement, false, together)
   }
 
   /** Runs `statement`, any number of statements that stand or fall together, in the turn's transaction. */
   write<T>(statement: () => T): Promise<T> {
     this.#writes = true
-    return this.#enqueue(statement, true)
+    return this.#enqueue(statement, true, true)
   }
 
   /** Runs a statement now, or once the connection is released when it is held. */
@@ -101,9 +104,9 @@ export class CommitPerTurn {
     return this.#lastHolder.then(() => {})
   }
 
-  #enqueue<T>(statement: () => T, write: boolean): Promise<T> {
+  #enqueue<T>(statement: () => T, write: boolean, together: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const first = this.#pending.push({ write, run: statement, resolve: resolve as (value: unknown) => void, reject }) === 1
+      const first = this.#pending.push({ write, together, run: statement, resolve: resolve as (value: unknown) => void, reject }) === 1
       // setImmediate, not a microtask: it runs after every request that this turn's I/O delivered.
       if (first) setImmediate(() => this.flush())
     })
@@ -121,8 +124,8 @@ export class CommitPerTurn {
       const error = this.#classify(err)
       for (const operation of operations) operation.reject(error)
     }
-    // A lone read is its own transaction already; a write may be several statements.
-    const single = operations.length === 1 && !operations[0]!.write
+    // A lone statement is its own transaction already; a write may be several statements.
+    const single = operations.length === 1 && !operations[0]!.together
     const savepoints = operations.length > 1
     try {
       if (!single) begin.run()

@@ -40,14 +40,29 @@ function pagesOf(
 }
 
 /**
+ * Books a read on this thread reads at most: a page of up to 255 and the one after it, a quarter of
+ * a millisecond or so. A whole read tries a first page of that size there.
+ */
+const QUICK_ROWS = 256
+
+/**
+ * Books that reads on this thread may read in one turn of the event loop, about ten milliseconds:
+ * the reads asked for beyond them in that turn go to the readers' threads, so that many lists at
+ * once, however many clients ask, hold every other request for no longer.
+ */
+const QUICK_ROWS_PER_TURN = 8192
+
+/**
  * Reads of books, a page at a time, by a StepRunner: the store's `reader`. A read that costs no
- * more than its first page (boundedByPage) is tried first by `quick`, where one is given, and
- * kept when that page is its last.
+ * more than its first page (boundedByPage), of at most QUICK_ROWS books, is tried first by
+ * `quick`, where one is given, and kept when that page is its last.
  */
 class Reader implements BookReader {
   readonly #runner: StepRunner
   readonly #quick: StepRunner | undefined
   #nextId = 1
+  /** The books that reads on `quick` may read in this turn, at most. */
+  #quickRows = 0
 
   constructor(runner: StepRunner, quick?: StepRunner) {
     this.#runner = runner
@@ -61,9 +76,11 @@ class Reader implements BookReader {
     { whole = false, json = false, client = '' }: ReadOptions & { json?: boolean } = {},
   ): Promise<BookPages<FoundBook[] | JsonPage>> {
     const quick = this.#quick
-    if (quick !== undefined && boundedByPage(query)) {
+    // A page reads its limit; a whole read its first page and one book more.
+    const firstPage = whole ? { ...query, limit: Math.min(query.limit, QUICK_ROWS - 1) } : query
+    if (quick !== undefined && boundedByPage(query) && this.#takeQuickly(whole ? firstPage.limit + 1 : query.limit)) {
       const id = this.#nextId++
-      const first = await quick.start(id, { query, whole, json }, client)
+      const first = await quick.start(id, { query: firstPage, whole, json }, client)
       if (first.done) return pagesOf(quick, id, client, first)
       quick.close(id)
     }
@@ -77,6 +94,14 @@ class Reader implements BookReader {
       counted,
     ])
     return pagesOf(runner, id, client, first, count?.total ?? first.total)
+  }
+
+  /** Whether a read of at most `rows` books may run on this thread in this turn. */
+  #takeQuickly(rows: number): boolean {
+    if (rows > QUICK_ROWS || this.#quickRows + rows > QUICK_ROWS_PER_TURN) return false
+    if (this.#quickRows === 0) setImmediate(() => (this.#quickRows = 0))
+    this.#quickRows += rows
+    return true
   }
 
   end(): Promise<void> {
@@ -324,8 +349,8 @@ export function workerReaders(data: WorkerData, count: number, deadlineMs: numbe
 }
 
 /**
- * Runs a step on the connection the writes share, once no transaction holds it, so that a read
- * never sees writes that have not committed.
+ * Runs a step on a connection of this thread once no transaction of the writes holds it, so that
+ * a read never sees writes that have not committed.
  */
 type Outside = <T>(step: () => T) => Promise<T>
 

@@ -574,7 +574,8 @@ export class SqliteStore implements Store {
         )
       : workerReaders({ path, busyTimeoutMs }, readers, readDeadlineMs, {
           core: new ReaderCore({ pages: this.#lookups, open: () => this.#lookups, release: () => {}, snapshots: false }),
-          outside: (step) => this.#reads.read(step),
+          // A whole read's first step reads the newest change, then the books, from one snapshot.
+          outside: (step) => this.#reads.read(step, { together: true }),
         })
     this.reader = this.#readers
     const batched: Executor = {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { DatabaseSync } from 'node:sqlite'
+import { CommitPerTurn } from '../../../src/store/sqlite/commit-per-turn.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import { dune } from '../../helpers.ts'
 import { temporaryDirectory } from '../../support/temporary.ts'
@@ -121,4 +123,13 @@ test('every acknowledged write survives a kill -9 right after its answer, with e
   } finally {
     await store.close()
   }
+})
+
+test('a lone read whose statements must agree runs in a transaction of its own; another lone read needs none', async () => {
+  const db = new DatabaseSync(':memory:')
+  const turns = new CommitPerTurn(db, (err) => err as Error)
+  assert.equal(await turns.read(() => db.isTransaction, { together: true }), true)
+  assert.equal(await turns.read(() => db.isTransaction), false)
+  assert.equal(db.isTransaction, false)
+  db.close()
 })
