@@ -63,6 +63,12 @@ class Reader implements BookReader {
   #nextId = 1
   /** The books that reads on `quick` may read in this turn, at most. */
   #quickRows = 0
+  /**
+   * What the last whole list of every book tried on `quick` read, taken as what the next one will
+   * read: as many books as the catalogue holds, and one more. A catalogue that grew meanwhile makes
+   * the lists of one turn read more than they were counted for, QUICK_ROWS each at most.
+   */
+  #wholeRows = QUICK_ROWS
 
   constructor(runner: StepRunner, quick?: StepRunner) {
     this.#runner = runner
@@ -76,11 +82,15 @@ class Reader implements BookReader {
     { whole = false, json = false, client = '' }: ReadOptions & { json?: boolean } = {},
   ): Promise<BookPages<FoundBook[] | JsonPage>> {
     const quick = this.#quick
-    // A page reads its limit; a whole read its first page and one book more.
+    // A page reads its limit; a whole read its first page and one book more, or, for a list of
+    // every book, what the last such list read.
     const firstPage = whole ? { ...query, limit: Math.min(query.limit, QUICK_ROWS - 1) } : query
-    if (quick !== undefined && boundedByPage(query) && this.#takeQuickly(whole ? firstPage.limit + 1 : query.limit)) {
+    const everyBook = whole && query.filter.afterId === undefined && query.after === undefined
+    const rows = whole ? Math.min(firstPage.limit + 1, everyBook ? this.#wholeRows : QUICK_ROWS) : query.limit
+    if (quick !== undefined && boundedByPage(query) && this.#takeQuickly(rows)) {
       const id = this.#nextId++
       const first = await quick.start(id, { query: firstPage, whole, json }, client)
+      if (everyBook) this.#wholeRows = first.done ? ('rows' in first.page ? first.page.rows.length : first.page.size) + 1 : QUICK_ROWS
       if (first.done) return pagesOf(quick, id, client, first)
       quick.close(id)
     }

@@ -51,6 +51,33 @@ describe('SQLite store', () => {
     }
   })
 
+  test('a whole list by id longer than a first page of 255 comes whole, after a shorter one and before it', async () => {
+    const store = new SqliteStore({ path: tempFile(), readers: 1 })
+    try {
+      const byId = { relevance: false as const, keys: [{ field: 'id' as const, descending: false }] }
+      const wholeList = async () => {
+        const read: number[] = []
+        for await (const page of await store.reader.pages({ filter: {}, order: byId, limit: 1000 }, { whole: true })) {
+          read.push(...page.map(({ book }) => book.id))
+        }
+        return read
+      }
+      const short = await store.books.createMany('tester', [dune])
+      assert.deepEqual(await wholeList(), short)
+      const long = [
+        ...short,
+        ...(await store.books.createMany(
+          'tester',
+          Array.from({ length: 300 }, () => dune),
+        )),
+      ]
+      assert.deepEqual(await wholeList(), long)
+      assert.deepEqual(await wholeList(), long)
+    } finally {
+      await store.close()
+    }
+  })
+
   test('reads books while a transaction holds the writes, without what it has not committed', { timeout: 10_000 }, async () => {
     const store = new SqliteStore({ path: tempFile(), readers: 1 })
     try {
