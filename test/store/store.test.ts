@@ -108,6 +108,20 @@ for (const engine of storeEngines) {
       }
     })
 
+    it('reads a whole list by id of more books than a first page of 255 as JSON, every book once', async () => {
+      const ids = await store.books.createMany(
+        'tester',
+        Array.from({ length: 300 }, () => dune),
+      )
+      const pages = await store.reader.pages(
+        { filter: {}, order: { relevance: false, keys: [{ field: 'id', descending: false }] }, limit: 1000 },
+        { whole: true, json: true },
+      )
+      const read: number[] = []
+      for await (const page of pages) read.push(...(JSON.parse(page.json) as { id: number }[]).map((book) => book.id))
+      assert.deepEqual(read, ids)
+    })
+
     it('updates only the given members and raises the revision', async () => {
       const { id } = await store.books.create('tester', dune)
       const result = await store.books.update('tester', id, { year: 1966 })

@@ -1,6 +1,15 @@
 import type pg from 'pg'
 import { totalOrder, type FindQuery, type FoundBook } from '../../books/find.ts'
-import { boundedByPage, counting, findStatement, foundBooks, planning, type FoundRow, type Statement } from '../sql/find.ts'
+import {
+  boundedByPage,
+  counting,
+  findStatement,
+  foundBooks,
+  planning,
+  QUICK_FIRST_PAGE,
+  type FoundRow,
+  type Statement,
+} from '../sql/find.ts'
 import type { BookPages, BookReader, JsonPage, ReadOptions } from '../store.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { connectWithin, runWithin } from './connections.ts'
@@ -80,8 +89,9 @@ export class PostgresReader implements BookReader {
       return onePage({ total }, shape(found))
     }
     if (json && boundedByPage(query)) {
-      const { page, changeSeq } = await this.#jsonPageWithChange(query)
-      if (page.size <= query.limit) return onePage({ total: undefined, changeSeq }, page)
+      const first = { ...query, limit: Math.min(query.limit, QUICK_FIRST_PAGE) }
+      const { page, changeSeq } = await this.#jsonPageWithChange(first)
+      if (page.size <= first.limit) return onePage({ total: undefined, changeSeq }, page)
     }
     return this.#whole(query, shape)
   }

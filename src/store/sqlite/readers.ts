@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
 import type { FindQuery, FoundBook } from '../../books/find.ts'
-import { boundedByPage, foundBooks } from '../sql/find.ts'
+import { boundedByPage, foundBooks, QUICK_FIRST_PAGE } from '../sql/find.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { StoreUnavailableError, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
 import { ReadDeadlineError, type ReaderCore, type ReadRequest, type StepAnswer } from './reader-core.ts'
@@ -39,11 +39,8 @@ function pagesOf(
   )
 }
 
-/**
- * Books a read on this thread reads at most: a page of up to 255 and the one after it, a quarter of
- * a millisecond or so. A whole read tries a first page of that size there.
- */
-const QUICK_ROWS = 256
+/** Books a read on this thread reads at most: a page of up to QUICK_FIRST_PAGE and the one after it. */
+const QUICK_ROWS = QUICK_FIRST_PAGE + 1
 
 /**
  * Books that reads on this thread may read in one turn of the event loop, about ten milliseconds:
@@ -84,7 +81,7 @@ class Reader implements BookReader {
     const quick = this.#quick
     // A page reads its limit; a whole read its first page and one book more, or, for a list of
     // every book, what the last such list read.
-    const firstPage = whole ? { ...query, limit: Math.min(query.limit, QUICK_ROWS - 1) } : query
+    const firstPage = whole ? { ...query, limit: Math.min(query.limit, QUICK_FIRST_PAGE) } : query
     const everyBook = whole && query.filter.afterId === undefined && query.after === undefined
     const rows = whole ? Math.min(firstPage.limit + 1, everyBook ? this.#wholeRows : QUICK_ROWS) : query.limit
     if (quick !== undefined && boundedByPage(query) && this.#takeQuickly(rows)) {
