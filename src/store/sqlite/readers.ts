@@ -78,18 +78,9 @@ class Reader implements BookReader {
     query: FindQuery,
     { whole = false, json = false, client = '' }: ReadOptions & { json?: boolean } = {},
   ): Promise<BookPages<FoundBook[] | JsonPage>> {
-    const quick = this.#quick
-    // A page reads its limit; a whole read its first page and one book more, or, for a list of
-    // every book, what the last such list read.
-    const firstPage = whole ? { ...query, limit: Math.min(query.limit, QUICK_FIRST_PAGE) } : query
-    const everyBook = whole && query.filter.afterId === undefined && query.after === undefined
-    const rows = whole ? Math.min(firstPage.limit + 1, everyBook ? this.#wholeRows : QUICK_ROWS) : query.limit
-    if (quick !== undefined && boundedByPage(query) && this.#takeQuickly(rows)) {
-      const id = this.#nextId++
-      const first = await quick.start(id, { query: firstPage, whole, json }, client)
-      if (everyBook) this.#wholeRows = first.done ? ('rows' in first.page ? first.page.rows.length : first.page.size) + 1 : QUICK_ROWS
-      if (first.done) return pagesOf(quick, id, client, first)
-      quick.close(id)
+    if (this.#quick !== undefined && boundedByPage(query)) {
+      const pages = await this.#quickly(this.#quick, query, { whole, json, client })
+      if (pages !== undefined) return pages
     }
     const runner = this.#runner
     const id = this.#nextId++
@@ -101,6 +92,26 @@ class Reader implements BookReader {
       counted,
     ])
     return pagesOf(runner, id, client, first, count?.total ?? first.total)
+  }
+
+  /** The pages of a read bounded by its page, read by `quick` when this turn allows it and its first page is its last. */
+  async #quickly(
+    quick: StepRunner,
+    query: FindQuery,
+    { whole, json, client }: { whole: boolean; json: boolean; client: string },
+  ): Promise<BookPages<FoundBook[] | JsonPage> | undefined> {
+    // A page reads its limit; a whole read its first page and one book more, or, for a list of
+    // every book, what the last such list read.
+    const firstPage = whole ? { ...query, limit: Math.min(query.limit, QUICK_FIRST_PAGE) } : query
+    const everyBook = whole && query.filter.afterId === undefined && query.after === undefined
+    const rows = whole ? Math.min(firstPage.limit + 1, everyBook ? this.#wholeRows : QUICK_ROWS) : query.limit
+    if (!this.#takeQuickly(rows)) return undefined
+    const id = this.#nextId++
+    const first = await quick.start(id, { query: firstPage, whole, json }, client)
+    if (everyBook) this.#wholeRows = first.done ? ('rows' in first.page ? first.page.rows.length : first.page.size) + 1 : QUICK_ROWS
+    if (first.done) return pagesOf(quick, id, client, first)
+    quick.close(id)
+    return undefined
   }
 
   /** Whether a read of at most `rows` books may run on this thread in this turn. */
