@@ -3,7 +3,9 @@ import { enableCompileCache } from 'node:module'
 import type { Config } from './config.ts'
 
 // A restart then loads the service from V8's code cache instead of compiling every module again.
-enableCompileCache()
+// The reader threads use it too: a thread takes the cache's folder only from the environment.
+const { directory } = enableCompileCache()
+if (directory !== undefined) process.env.NODE_COMPILE_CACHE = directory
 const { ConfigError, loadConfig, readEnv } = await import('./config.ts')
 const { StoreUnavailableError } = await import('./store/store.ts')
 
