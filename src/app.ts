@@ -24,6 +24,7 @@ import { answerNotFound, methodNotAllowed } from './http/errors/not-found.ts'
 import { clientErrorHandler, refuseConnect, refuseUnknownExpectations } from './http/wire/socket-answers.ts'
 import { serveOpenApi } from './http/docs/openapi.ts'
 import { servePage } from './http/page/page.ts'
+import { lazySerializers } from './http/plugins/serializers.ts'
 import { partValidators } from './http/plugins/validation.ts'
 import { guardRequestBodies } from './http/wire/request-bodies.ts'
 import { requestIdFor } from './http/plugins/request-id.ts'
@@ -98,7 +99,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     bodyLimit: BODY_LIMIT_BYTES,
     // Long path segments still reach the route, so any `{id}` that is not an id gets "Book not found".
     routerOptions: { maxParamLength: 16 * 1024 },
-    schemaController: partValidators,
+    schemaController: { compilersFactory: { ...partValidators.compilersFactory, buildSerializer: lazySerializers } },
     frameworkErrors: tracing.frameworkErrors(frameworkErrors),
     clientErrorHandler,
     trustProxy: config.trustProxy,
