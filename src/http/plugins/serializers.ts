@@ -1,6 +1,4 @@
-import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler'
-
-type Serialize = (doc: unknown) => string
+import { SerializerSelector, type Serializer, type SerializerFactory } from '@fastify/fast-json-stringify-compiler'
 
 /**
  * Answer serializers built on their first use, as the validators are (validation.ts). Building
@@ -11,7 +9,7 @@ type Serialize = (doc: unknown) => string
 export const lazySerializers: SerializerFactory = (externalSchemas, options) => {
   const build = SerializerSelector()(externalSchemas, options)
   return (route) => {
-    let serialize: Serialize | undefined
+    let serialize: Serializer | undefined
     return (doc: unknown) => (serialize ??= build(route))(doc)
   }
 }
