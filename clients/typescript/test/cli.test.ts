@@ -240,6 +240,13 @@ for (const engine of storeEngines) {
       assert.deepEqual({ ...JSON.parse(added.stdout), created: null }, { username: 'ada', role: 'editor', created: null })
       const users = await cli.run(['users'])
       assert.equal(timeless(users.stdout), 'USERNAME   ROLE    CREATED\nlibrarian  admin\nada        editor  yyyy-mm-dd hh:mm:ss\n')
+      // CSV keeps each time as the service gives it, for programs to read; only the table shortens it.
+      const listed = JSON.parse((await cli.run(['users', '--json'])).stdout) as { created: string | null }[]
+      assert.match(listed[1]!.created!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/)
+      assert.equal(
+        (await cli.run(['users', '--csv'])).stdout,
+        `username,role,created\r\nlibrarian,admin,\r\nada,editor,${listed[1]!.created}\r\n`,
+      )
       assertDone(await cli.run(['users', 'set', 'ada', '--role', 'reader']))
       const key = await cli.run(['keys', 'add', 'nightly import', '--role', 'reader'])
       assertDone(key)
@@ -265,6 +272,9 @@ for (const engine of storeEngines) {
           ['1', 'nightly import', 'reader', 'librarian', 'yyyy-mm-dd hh:mm:ss', 'never'],
         ],
       )
+      const keysCsv = (await cli.run(['keys', 'list', '--csv'])).stdout.split('\r\n')
+      assert.equal(keysCsv[0], 'id,name,role,owner,created,expires,last_used')
+      assert.match(keysCsv[1]!, /^1,nightly import,reader,librarian,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z,,/)
       assertDone(await cli.run(['keys', 'rm', '1']))
       assertDone(await cli.run(['users', 'rm', 'ada']))
       assertFailed(await cli.run(['users', 'show', 'ada']), 1, 'User not found (404)')

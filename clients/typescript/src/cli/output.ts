@@ -5,7 +5,12 @@ export type Format = 'table' | 'json' | 'csv'
 
 export interface Column<T> {
   title: string
+  /** The value as the service gives it, which CSV and JSON keep. */
   value: (item: T) => string | number | null
+  /** An instant in RFC 3339, which the table shows to the second, in UTC, as `2026-11-25 10:02:11`. */
+  time?: boolean
+  /** What the table shows where the value is null; nothing when absent. */
+  none?: string
   /** Numbers line up on the right. */
   right?: boolean
   /** How much of the room left on a narrow terminal this column takes, against the others that wrap. */
@@ -47,6 +52,17 @@ function csvCell(value: string | number | null): string {
   if (typeof value === 'number') return String(value)
   const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe
+}
+
+/** A cell as the table shows it. */
+function tableCell<T>(column: Column<T>, item: T): string {
+  const value = column.value(item)
+  if (value === null) return column.none ?? ''
+  return column.time === true
+    ? String(value)
+        .replace('T', ' ')
+        .replace(/\.\d+Z$|Z$/, '')
+    : String(value)
 }
 
 function cut(text: string, width: number): string {
@@ -93,7 +109,7 @@ export async function printList<T>(
     } else if (format === 'csv') {
       text = items.map((item) => `${columns.map((column) => csvCell(column.value(item))).join(',')}\r\n`).join('')
     } else {
-      const cells = items.map((item) => columns.map((column) => String(column.value(item) ?? '')))
+      const cells = items.map((item) => columns.map((column) => tableCell(column, item)))
       if (widths === undefined) {
         widths = widthsOf(columns, cells, out.isTTY ? out.columns : Infinity)
         text = `${columns.map((column, n) => pad(column.title, widths![n]!, column.right)).join('  ')}\n`.trimEnd() + '\n'
