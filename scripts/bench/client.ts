@@ -3,8 +3,8 @@
  * with `curl --data-binary` and with `book-catalogue import --no-check`, each into a fresh store,
  * in turns; the longest the command's progress bar stands still on a terminal (a pseudo-terminal
  * from `script`); the import with its check first, as the command runs by default; and how long
- * `book-catalogue find` takes from process start to exit, beside curl asking the same and
- * `node -e 0` on the same machine.
+ * `book-catalogue find` takes from process start to exit, once the service has indexed the books
+ * it imported, beside curl asking the same and `node -e 0` on the same machine.
  *
  *   node scripts/bench/client.ts [--rows=N] [--runs=N] [--finds=N] [--only=sqlite,postgres]
  */
@@ -19,6 +19,7 @@ import { describeSpread, spread, type Spread } from './measure.ts'
 import { createDatabase, dropDatabase } from './postgres.ts'
 import { describeMachine } from './report.ts'
 import { login, sampleBook, startService, type Service } from './service.ts'
+import { untilSummarised } from './summaries.ts'
 
 const NODE = process.execPath
 /** The bin as npm links it, which runs the built command. */
@@ -87,11 +88,11 @@ const ENGINES: Engine[] = [
 ]
 
 /** Starts the service on a fresh store, runs `work` with a key, and removes it all. */
-async function withService<T>(engine: Engine, work: (service: Service, key: string) => Promise<T>): Promise<T> {
+async function withService<T>(engine: Engine, work: (service: Service, key: string, dbUrl: string) => Promise<T>): Promise<T> {
   const store = await engine.fresh()
   const service = await startService({ dbUrl: store.dbUrl })
   try {
-    return await work(service, await newKey(service))
+    return await work(service, await newKey(service), store.dbUrl)
   } finally {
     await service.stop()
     await store.drop()
@@ -191,8 +192,10 @@ async function measure(engine: Engine, file: string, rows: number, runs: number,
       `${engine.name} run ${run + 1}: curl ${curl.at(-1)!.ms.toFixed(0)} ms, command ${plain.ms.toFixed(0)} ms, with the check ${withCheck.ms.toFixed(0)} ms; load ${loadavg()[0]!.toFixed(1)}`,
     )
   }
-  const finding = await withService(engine, async (service, key) => {
+  const finding = await withService(engine, async (service, key, dbUrl) => {
     await curlImport(service, key, file)
+    // What a find costs the service once it has taken the books in, not while it still indexes them.
+    await untilSummarised(dbUrl, (line) => console.error(line))
     const env = { BOOKS_URL: service.baseUrl, BOOKS_KEY: key }
     const findTimes: number[] = []
     const findCpu: number[] = []

@@ -1,20 +1,31 @@
 /**
  * The summaries of blocks of short text (migration 023): a service that has just migrated a
  * catalogue summarises it for some seconds, and reads each of its blocks whole meanwhile, so that
- * a measure of finds waits until they are done.
+ * a measure of finds waits until they are done. An SQLite service that has just imported books
+ * also moves them into its search indexes for some seconds, and looks through those it has not
+ * moved yet on every find.
  */
 import { DatabaseSync } from 'node:sqlite'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
+import { SEARCH_INDEX_BATCH } from '../../src/store/sqlite/search-index.ts'
 
 /** Blocks below the newest that wait for a summary, or 0 where there are none. */
 const WAITING = `SELECT count(*) AS waiting FROM blocks_to_summarise WHERE block < (SELECT max(id) >> 10 FROM books)`
 
-async function waitingBlocks(dbUrl: string): Promise<number> {
+/** Books of an SQLite catalogue not in its search indexes beyond the tail that a service leaves there. */
+const UNINDEXED = `SELECT max(0, count(*) - ${SEARCH_INDEX_BATCH - 1}) AS waiting FROM books WHERE indexed IS NULL`
+
+interface Waiting {
+  blocks: number
+  books: number
+}
+
+async function waiting(dbUrl: string): Promise<Waiting> {
   if (dbUrl.startsWith('sqlite:')) {
     const db = new DatabaseSync(dbUrl.slice('sqlite:'.length), { readOnly: true })
     try {
-      return Number(db.prepare(WAITING).get()!.waiting)
+      return { blocks: Number(db.prepare(WAITING).get()!.waiting), books: Number(db.prepare(UNINDEXED).get()!.waiting) }
     } finally {
       db.close()
     }
@@ -22,16 +33,16 @@ async function waitingBlocks(dbUrl: string): Promise<number> {
   const client = new pg.Client(dbUrl)
   await client.connect()
   try {
-    return Number((await client.query<{ waiting: string }>(WAITING)).rows[0]!.waiting)
+    return { blocks: Number((await client.query<{ waiting: string }>(WAITING)).rows[0]!.waiting), books: 0 }
   } finally {
     await client.end()
   }
 }
 
-/** Resolves once a running service has summarised every block of the catalogue at `dbUrl`. */
+/** Resolves once a running service has summarised every block of the catalogue at `dbUrl`, and indexed its books. */
 export async function untilSummarised(dbUrl: string, log: (line: string) => void = console.log): Promise<void> {
-  for (let waiting = await waitingBlocks(dbUrl); waiting > 0; waiting = await waitingBlocks(dbUrl)) {
-    log(`  ${waiting} blocks wait for their summary`)
+  for (let left = await waiting(dbUrl); left.blocks + left.books > 0; left = await waiting(dbUrl)) {
+    log(`  ${left.blocks} blocks wait for their summary, ${left.books} books for the search indexes`)
     await sleep(2000)
   }
 }
