@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs'
 import { describe, test, type TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Book, NewBook } from '../../src/books/book.ts'
+import type { Store } from '../../src/store/store.ts'
 import { buildTestApp, issueToken, searchEngines, withToken } from '../helpers.ts'
+import { openTestPostgresStore } from '../support/postgres-store.ts'
 
 const emma = { title: 'Emma', author: 'Jane Austen', year: 1815 }
 const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
@@ -28,8 +30,8 @@ function shownAnswer(document: string, marker: string): unknown {
 // Both engines, and SQLite with books both in its indexes and in the tail that they have not taken yet.
 for (const engine of searchEngines) {
   describe(`duplicates=skip on ${engine.name}`, { skip: engine.skip }, () => {
-    async function service(t: TestContext) {
-      const app: FastifyInstance = await buildTestApp({}, { store: await engine.open() })
+    async function service(t: TestContext, store?: Store) {
+      const app: FastifyInstance = await buildTestApp({}, { store: store ?? (await engine.open()) })
       t.after(() => app.close())
       const token = await issueToken(app)
       const call = (options: InjectOptions) => app.inject(withToken(token, options))
@@ -242,6 +244,21 @@ for (const engine of searchEngines) {
       const again = (await importCsv(file)).json()
       assert.deepEqual(again, shownAnswer('README.md', '?duplicates=skip'))
       assert.deepEqual(again, shownAnswer('docs/api.md', '?duplicates=skip'))
+    })
+
+    test('two imports of the same rows at once store each book once: the later lists them all as duplicates', async (t) => {
+      // With connections enough for both transactions at once.
+      const { importCsv, stored } = await service(t, engine.name === 'postgres' ? await openTestPostgresStore({ poolSize: 8 }) : undefined)
+      const file = csv(Array.from({ length: 200 }, (_, n) => [`Twin ${n}`, 'Writer', 2000]))
+      const answers = await Promise.all([importCsv(file), importCsv(file)])
+      for (const res of answers) assert.equal(res.statusCode, 201, res.body)
+      const [first, later] = answers.map((res) => res.json().data).sort((a, b) => b.imported - a.imported)
+      assert.deepEqual([first.imported, later.imported], [200, 0])
+      assert.deepEqual(
+        later.duplicates,
+        first.ids.slice(0, 100).map((id: number, n: number) => ({ row: n + 1, id })),
+      )
+      assert.equal((await stored()).length, 200)
     })
 
     test('duplicates= takes skip only', async (t) => {

@@ -11,12 +11,15 @@ after(async () => {
   await Promise.all([...unclosed].map((store) => store.close()))
 })
 
-/** A store on a fresh schema that is dropped when the store is closed. */
-export async function openTestPostgresStore(): Promise<Store> {
+/**
+ * A store on a fresh schema that is dropped when the store is closed. Its pool of two gives
+ * writes one connection, so that transactions take turns; a larger one lets them overlap.
+ */
+export async function openTestPostgresStore({ poolSize = 2 }: { poolSize?: number } = {}): Promise<Store> {
   const schema = await createTestSchema()
   let store: PostgresStore
   try {
-    store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+    store = await PostgresStore.open({ url: schema.url, poolSize, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
   } catch (err) {
     await schema.drop()
     throw err

@@ -83,6 +83,12 @@ const SAME_AS: Statement = {
   FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS w(title_folded, author_folded, year, n)
   ORDER BY w.n`,
 }
+// Taken by a transaction before it first looks for duplicates, and held to its end: another import
+// that skips duplicates looks only once this one has committed, and so finds the books it stored.
+const SAME_AS_LOCK: Statement = {
+  name: 'books_same_as_lock',
+  text: `SELECT pg_advisory_xact_lock(hashtextextended('book-catalogue duplicates ' || current_schema(), 0))`,
+}
 // Expired keys go a few at a time with each claim; SKIP LOCKED so that claims never wait on each other's purge.
 const CLAIM_KEY: Statement = {
   name: 'idempotency_keys_claim',
@@ -199,6 +205,7 @@ function bookRepository(
   get: (id: number) => Promise<StoredBook | undefined>,
   write: Write,
   createMany: (actor: string, books: NewBook[]) => Promise<number[]>,
+  beforeSameAs?: () => Promise<unknown>,
 ): BookRepository {
   const writes = batchedBookWrites(query)
   return {
@@ -206,6 +213,7 @@ function bookRepository(
     createMany,
     get,
     async sameAs(books) {
+      await beforeSameAs?.()
       const { rows } = await query<{ id: number | null }>(SAME_AS, [
         books.map((book) => fold(book.title)),
         books.map((book) => fold(book.author)),
@@ -510,6 +518,7 @@ export class PostgresStore implements Store {
       return rows[0]
     }
     const staged: Staged[] = []
+    let sameAsLocked: Promise<unknown> | undefined
     // An import's rows are a batch already: one statement of their own, answered with the ids only.
     const createMany = async (actor: string, books: NewBook[]) => {
       const { rows } = await query<{ id: number }>(INSERT_MANY, bookColumns(books))
@@ -521,7 +530,7 @@ export class PostgresStore implements Store {
     try {
       await this.#run(client, { text: 'BEGIN' })
       const result = await work({
-        books: bookRepository(query, get, writeAlone, createMany),
+        books: bookRepository(query, get, writeAlone, createMany, () => (sameAsLocked ??= query(SAME_AS_LOCK, []))),
         changes: changeRepository(query),
         trash: trashRepository(query),
         accounts: accountRepository(query),

@@ -53,6 +53,41 @@ describe('postgres store', () => {
       )
     })
 
+    it("looks for duplicates in one transaction at a time: the second sees the first's books, or gives up at its deadline", async () => {
+      const store = await PostgresStore.open({ ...options(schema.url), poolSize: 8, queryTimeoutMs: 1000 })
+      let stored!: () => void
+      const storedNow = new Promise<void>((resolve) => (stored = resolve))
+      let commit!: () => void
+      const committing = new Promise<void>((resolve) => (commit = resolve))
+      try {
+        const first = store.transaction(async ({ books }) => {
+          assert.deepEqual(await books.sameAs([dune]), [undefined])
+          const [id] = await books.createMany('tester', [dune])
+          stored()
+          await committing
+          return id
+        })
+        await storedNow
+        // Looks outside a transaction (a dry run's) wait for no one, and see only what has committed.
+        assert.deepEqual(await store.books.sameAs([dune]), [undefined])
+        // Kept from committing past the deadline: the second's look gives up as unavailable.
+        const started = performance.now()
+        await assert.rejects(
+          store.transaction(({ books }) => books.sameAs([dune])),
+          StoreUnavailableError,
+        )
+        assert.ok(performance.now() - started >= 900, 'the look waited for the first transaction')
+        // Let through: the second looks once the first has committed, and finds its book.
+        const second = store.transaction(({ books }) => books.sameAs([dune]))
+        setTimeout(commit, 100)
+        const id = await first
+        assert.deepEqual(await second, [id])
+      } finally {
+        commit()
+        await store.close()
+      }
+    })
+
     it('returns ids beyond 32 bits as exact JSON numbers', async () => {
       const store = await PostgresStore.open(options(schema.url))
       try {
