@@ -25,11 +25,6 @@ export const resolveBookId: onRequestHookHandler = (request, _reply, done) => {
   done()
 }
 
-/** The four members a book answer carries, as the response schema writes them. */
-export function bookOf({ id, title, author, year }: StoredBook) {
-  return { id, title, author, year }
-}
-
 export function etag(book: StoredBook): string {
   return `"${book.revision}"`
 }

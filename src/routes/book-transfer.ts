@@ -175,8 +175,7 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
           () => spool.batches(),
           { skipDuplicates },
           between,
-          claim &&
-            ((repositories, stored) => claim.record(repositories, { status: 201, headers: {}, body: JSON.stringify(answerFor(stored)) })),
+          claim && ((repositories, stored) => claim.record(repositories, { status: 201, headers: {}, payload: answerFor(stored) })),
         )
         metrics.countImportedBooks(imported.ids.length)
         return reply.code(201).send(answerFor(imported))

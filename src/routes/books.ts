@@ -24,7 +24,7 @@ import {
   withHeaders,
 } from '../schemas.ts'
 import type { BookReader } from '../store/store.ts'
-import { acceptedRevisions, bookOf, etag, resolveBookId } from './book-identity.ts'
+import { acceptedRevisions, etag, resolveBookId } from './book-identity.ts'
 import { listBooks } from './book-list.ts'
 
 export interface BookRouteOptions {
@@ -83,7 +83,7 @@ export async function bookRoutes(app: FastifyInstance, { catalogue, reader, curs
             claim.record(repositories, {
               status: 201,
               headers: { etag: etag(created), location: `/book/${created.id}` },
-              body: JSON.stringify(envelope(201, 'Book created successfully', bookOf(created))),
+              payload: envelope(201, 'Book created successfully', created),
             })),
       )
       reply.code(201).header('etag', etag(book)).header('location', `/book/${book.id}`)

@@ -152,7 +152,8 @@ for (const engine of storeEngines) {
       const again = await importing('duplicates=skip&invalid=skip')
       assert.equal(again.statusCode, 201)
       assert.equal(again.headers['idempotent-replayed'], 'true')
-      assert.deepEqual(again.json(), first.json())
+      // The same bytes, not only the same JSON: the members of each error in the same order.
+      assert.equal(again.body, first.body)
       for (const query of [
         'invalid=skip',
         'invalid=skip&duplicates=skip&dry_run=false',

@@ -15,10 +15,18 @@ declare module 'fastify' {
   }
 }
 
+/** A write's answer as its handler sends it. */
+export interface AnswerToRecord {
+  status: number
+  /** Headers the handler gives the answer, by lower-case name, beside those set on the reply. */
+  headers: Record<string, string>
+  payload: object
+}
+
 /** A key held by the request that sent it, until its answer is recorded or it is released. */
 export interface IdempotencyClaim {
   /** Records the answer with the write it answers: call it inside that write's transaction. */
-  record(repositories: Repositories, answer: StoredAnswer): Promise<void>
+  record(repositories: Repositories, answer: AnswerToRecord): Promise<void>
 }
 
 export interface IdempotencyOptions {
@@ -152,14 +160,16 @@ async function idempotency(app: FastifyInstance, { keys, now = Date.now }: Idemp
     const held = { scope, key: header, recorded: false }
     heldKeys.set(request, held)
     request.idempotency = {
-      async record(repositories, answer) {
+      async record(repositories, { status, headers: given, payload }) {
         const headers = Object.fromEntries(
           REPLAYED_HEADERS.flatMap((name) => {
-            const value = answer.headers[name] ?? reply.getHeader(name)
+            const value = given[name] ?? reply.getHeader(name)
             return value === undefined ? [] : [[name, String(value)]]
           }),
         )
-        await repositories.idempotencyKeys.complete(scope, header, hash.digest('hex'), { ...answer, headers })
+        // Written by the route's schema for that status, as the answer itself is: a replay repeats its bytes.
+        const body = reply.serializeInput({ ...payload }, String(status)) as string
+        await repositories.idempotencyKeys.complete(scope, header, hash.digest('hex'), { status, headers, body })
         held.recorded = true
       },
     }
