@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
 import { after, before, describe, it } from 'node:test'
+import pg from 'pg'
 import { loadMigrations } from '../../../src/store/migrations.ts'
+import { postgresFind } from '../../../src/store/postgres/find.ts'
 import { PostgresStore, type PostgresOptions } from '../../../src/store/postgres/store.ts'
 import { StoreUnavailableError } from '../../../src/store/store.ts'
 import { dune, storeEngines } from '../../helpers.ts'
@@ -84,6 +86,24 @@ describe('postgres store', () => {
         assert.deepEqual(await second, [id])
       } finally {
         commit()
+        await store.close()
+      }
+    })
+
+    it('asks whether any title is too long for the index of title lengths through its own index, before any ANALYZE', async () => {
+      const store = await PostgresStore.open(options(schema.url))
+      const client = new pg.Client(schema.url)
+      try {
+        // Just imported: the table has no statistics yet, as for a minute or so after a large import.
+        const imported = Array.from({ length: 3000 }, (_, n) => ({ title: `The Book Number ${n}`, author: `Author ${n % 97}`, year: 2000 }))
+        await store.transaction(({ books }) => books.createMany('tester', imported))
+        await client.connect()
+        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) SELECT ${postgresFind.titleLengths!.complete.join(' AND ')}`)
+        const plan = JSON.stringify(rows[0]['QUERY PLAN'])
+        assert.match(plan, /books_long_title_words/)
+        assert.doesNotMatch(plan, /Seq Scan/)
+      } finally {
+        await client.end()
         await store.close()
       }
     })
