@@ -39,7 +39,7 @@ export const postgresFind: FindDialect = {
   // takes at most 2,704 bytes: the few books whose words are longer are left out of it. A walk
   // through the index is tried only while there are none. Asked as the first such book by id,
   // which only their partial index answers: as NOT EXISTS, the planner, which has no statistics
-  // on the expression, read the whole table on every find (docs/performance-log.md).
+  // on the expression, could read the whole table on every find (docs/performance-log.md).
   titleLengths: {
     where: [`octet_length(title_words) <= ${INDEXED_TITLE_BYTES}`],
     complete: [`(SELECT id FROM books WHERE octet_length(title_words) > ${INDEXED_TITLE_BYTES} ORDER BY id LIMIT 1) IS NULL`],
