@@ -28,10 +28,17 @@ export interface BookTable {
 }
 
 /**
+ * How many rows a task draws. A page of 100 rows drawn in one task took 45 ms on a slow machine,
+ * near the 50 ms at which the page stalls. The first 25 fill a window; the others follow, as
+ * many in a task of their own after each frame, before anyone can scroll to them.
+ */
+const ROWS_A_TASK = 25
+
+/**
  * The books as a table: column headers that sort it, and on each row a checkbox and the title,
  * a button that opens the book. Two controls a row and no more: buttons are what costs most
- * to lay out, and a page of 200 rows must show within a frame or two. The rows' controls
- * listen through the table body; Up and Down move between them.
+ * to lay out. The rows' controls listen through the table body; Up and Down move between them.
+ * While rows are still to come, the body is `aria-busy`.
  */
 export function createBookTable(events: BookTableEvents): BookTable {
   const headerCells = COLUMNS.map(({ field, label }) => {
@@ -51,6 +58,10 @@ export function createBookTable(events: BookTableEvents): BookTable {
     body,
   )
   let shown = new Map<number, Book>()
+  /** Whether a book is selected, as last told: the rows still to come are drawn with it. */
+  let selectedNow: (id: number) => boolean = () => false
+  /** The books whose rows are still to come, from `from` on. */
+  let coming: { books: readonly Book[]; from: number } | undefined
 
   const row = (book: Book, selected: boolean) =>
     h(
@@ -65,6 +76,24 @@ export function createBookTable(events: BookTableEvents): BookTable {
       h('td', { class: 'col-author' }, book.author),
       h('td', { class: 'col-year' }, book.year),
     )
+
+  function drawComing(count: number) {
+    if (coming === undefined) return
+    const { books, from } = coming
+    const to = Math.min(books.length, from + count)
+    body.append(...books.slice(from, to).map((book) => row(book, selectedNow(book.id))))
+    coming = to < books.length ? { books, from: to } : undefined
+    if (coming === undefined) body.removeAttribute('aria-busy')
+    else body.setAttribute('aria-busy', 'true')
+    const next = coming
+    // A timer set in a frame's callback runs once that frame is drawn.
+    if (next !== undefined)
+      requestAnimationFrame(() =>
+        setTimeout(() => {
+          if (coming === next) drawComing(ROWS_A_TASK)
+        }),
+      )
+  }
 
   body.addEventListener('click', (event) => {
     const control = (event.target as Element).closest<HTMLElement>('[data-action]')
@@ -82,18 +111,20 @@ export function createBookTable(events: BookTableEvents): BookTable {
     // Up and Down would scroll the page: here they move to the same control a row away.
     event.preventDefault()
     const index = [...row.querySelectorAll('[data-action]')].indexOf(control)
+    drawComing(Infinity)
     const other = event.key === 'ArrowDown' ? row.nextElementSibling : row.previousElementSibling
     other?.querySelectorAll<HTMLElement>('[data-action]')[index]?.focus()
   })
 
   function showSelection(isSelected: (id: number) => boolean) {
-    let count = 0
+    selectedNow = isSelected
     for (const tr of body.rows) {
       const selected = isSelected(Number(tr.dataset.id))
-      if (selected) count += 1
       tr.classList.toggle('selected', selected)
       tr.querySelector<HTMLInputElement>('input[data-action="select"]')!.checked = selected
     }
+    let count = 0
+    for (const id of shown.keys()) if (isSelected(id)) count += 1
     selectShown.checked = count > 0 && count === shown.size
     selectShown.indeterminate = count > 0 && count < shown.size
     selectShown.disabled = shown.size === 0
@@ -115,13 +146,19 @@ export function createBookTable(events: BookTableEvents): BookTable {
       const focusedId = focused?.closest('tr')?.dataset.id
       const focusedAction = focused?.dataset.action
       shown = new Map(books.map((book) => [book.id, book]))
-      body.replaceChildren(...books.map((book) => row(book, isSelected(book.id))))
+      // The rows down to the one that has the focus come at once, so that it keeps the focus.
+      const now = Math.max(ROWS_A_TASK, books.findIndex((book) => String(book.id) === focusedId) + 1)
+      body.replaceChildren()
+      selectedNow = isSelected
+      coming = { books, from: 0 }
+      drawComing(now)
       showSelection(isSelected)
       if (focusedId !== undefined && focusedAction !== undefined)
         body.querySelector<HTMLElement>(`tr[data-id="${focusedId}"] [data-action="${focusedAction}"]`)?.focus()
     },
     showSelection,
     focusRow(id) {
+      drawComing(Infinity)
       const button = body.querySelector<HTMLButtonElement>(`tr[data-id="${id}"] button.title`)
       button?.focus()
       return button !== null

@@ -19,6 +19,7 @@ import {
   stopBrowser,
   type Book,
 } from './support/browser-page.ts'
+import { pager, waitForPage } from './support/catalogue.ts'
 
 const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
 const emma = { title: 'Emma', author: 'Jane Austen', year: 1815 }
@@ -88,6 +89,45 @@ describe('the catalogue page follows the changes others make', { skip, timeout: 
     assert.equal(await search.inputValue(), 'dun')
     assert.equal(await search.evaluate((input) => input === document.activeElement), true)
     await countLine(page).filter({ hasText: '2 books match' }).waitFor()
+  })
+
+  it('keeps the focus and the selection on a page of 100 rows that a change redraws', async (t) => {
+    const books = Array.from({ length: 120 }, (_, n) => ({ title: `Volume ${n + 1}`, author: 'Ann Author', year: 2000 }))
+    const { service, page } = await catalogueShown(t, books, 'Volume 1')
+    const other = await someoneElse(service)
+    const ids = ((await call(service, 'GET', '/books?limit=100', { token: await login(service) })).body.data as Book[]).map(({ id }) => id)
+    await pager(page).getByLabel('Books per page').selectOption('100')
+    await waitForPage(page, 1)
+    await page.getByRole('checkbox', { name: 'Select every book on this page' }).check()
+    await row(page, ids[79]!).getByRole('checkbox').focus()
+
+    // The table is drawn anew, a part at a time, with the person's focus far down it. Down,
+    // pressed in the very task that drew it, finds the next row, which was still to come.
+    const focusAfterDown = page.evaluate(
+      (id) =>
+        new Promise<string | null>((resolve) => {
+          new MutationObserver((_, observer) => {
+            if (!document.querySelector(`tr[data-id="${id}"]`)?.textContent?.includes('Volume ten')) return
+            observer.disconnect()
+            const focused = document.activeElement!.getAttribute('aria-label')
+            document.activeElement!.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowDown', bubbles: true }))
+            resolve(`${focused}, then ${document.activeElement!.getAttribute('aria-label')}`)
+          }).observe(document.querySelector('tbody')!, { childList: true, subtree: true, characterData: true })
+        }),
+      ids[9]!,
+    )
+    await other('PUT', `/book/${ids[9]!}`, { title: 'Volume ten' })
+    assert.equal(await focusAfterDown, 'Select Volume 80, then Select Volume 81')
+    await waitForPage(page, 1)
+    assert.equal(await page.locator('tbody tr').count(), 100)
+    assert.equal(await page.locator('tbody input:checked').count(), 100, 'every row drawn later is still selected')
+
+    // Deleting a book far down the page puts the focus on the row that takes its place, drawn at once for it.
+    await page.getByRole('button', { name: 'Volume 70', exact: true }).click()
+    await page.getByRole('dialog', { name: 'Edit book' }).getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('status').filter({ hasText: 'Deleted “Volume 70”.' }).waitFor()
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Volume 71')
   })
 
   it('tells a person editing a book at once that someone else changed or deleted it, keeping their changes', async (t) => {

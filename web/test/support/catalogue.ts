@@ -64,7 +64,7 @@ export async function waitForPage(page: Page, number: number): Promise<void> {
   await page.waitForFunction(
     (expected) =>
       document.querySelector<HTMLInputElement>('input.page-number')?.value === expected &&
-      document.querySelector('table[aria-busy]') === null,
+      document.querySelector('table[aria-busy], tbody[aria-busy]') === null,
     String(number),
   )
 }
