@@ -1,5 +1,7 @@
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { Worker } from 'node:worker_threads'
 import { Busy } from './errors.ts'
+import type { HashAnswer, HashRequest } from './hashing-thread.ts'
 
 /**
  * scrypt's cost: N=2^14 with r=8, p=5 is one of the settings the OWASP password storage cheat
@@ -17,16 +19,64 @@ const SALT_BYTES = 16
 /** scrypt takes 128 * N * r bytes: room for the highest cost, with the slack it asks for. */
 const MAXMEM = 2 * 128 * R * 2 ** HASH_COSTS.max
 
-function derive(password: string, salt: Buffer, N: number, r: number, p: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password, salt, KEY_BYTES, { N, r, p, maxmem: MAXMEM }, (err, key) => (err ? reject(err) : resolve(key)))
-  })
+/** A thread that computes one hash at a time, below normal priority (hashing-thread.ts). */
+class HashingThread {
+  readonly #worker = new Worker(new URL('./hashing-thread.ts', import.meta.url))
+  #running: { resolve: (key: Buffer) => void; reject: (err: Error) => void } | undefined
+  #failure: Error | undefined
+
+  constructor() {
+    // An idle thread keeps no process alive.
+    this.#worker.unref()
+    this.#worker.on('message', (answer: HashAnswer) => {
+      const running = this.#running
+      this.#running = undefined
+      this.#worker.unref()
+      if ('key' in answer) running?.resolve(Buffer.from(answer.key))
+      else running?.reject(new Error(answer.error))
+    })
+    const fail = (err: Error) => {
+      this.#failure ??= err
+      this.#running?.reject(err)
+      this.#running = undefined
+    }
+    this.#worker.on('error', fail)
+    this.#worker.on('exit', (code) => fail(new Error(`the hashing thread exited with code ${code}`)))
+  }
+
+  get failed(): boolean {
+    return this.#failure !== undefined
+  }
+
+  derive(request: HashRequest): Promise<Buffer> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure)
+    return new Promise((resolve, reject) => {
+      this.#running = { resolve, reject }
+      this.#worker.ref()
+      this.#worker.postMessage(request)
+    })
+  }
+}
+
+/**
+ * Threads not hashing now, kept for the next hash as libuv keeps its pool: one process's hashers
+ * share them, so there are never more threads than hashes that ran at once.
+ */
+const idle: HashingThread[] = []
+
+async function derive(password: string, salt: Buffer, N: number, r: number, p: number): Promise<Buffer> {
+  const thread = idle.pop() ?? new HashingThread()
+  try {
+    return await thread.derive({ password, salt, N, r, p, keyBytes: KEY_BYTES, maxmem: MAXMEM })
+  } finally {
+    if (!thread.failed) idle.push(thread)
+  }
 }
 
 export interface PasswordHasherOptions {
   /** scrypt's N of new hashes is 2 to this power (PASSWORD_HASH_COST). */
   cost?: number
-  /** Hashes computed at once, each on a thread of libuv's pool and a core of its own. */
+  /** Hashes computed at once, each on a thread of its own. */
   lanes?: number
   /** Hashes waiting for a lane; more are refused with 503, so that memory stays bounded. */
   queue?: number
@@ -43,6 +93,7 @@ export interface PasswordHasherOptions {
 /**
  * Hashes and checks passwords off the event loop, a lane at a time: a burst of logins waits its
  * turn, or is refused, instead of taking every core and the memory of as many hashes at once.
+ * Each lane's thread runs below normal priority, so that logins do not delay other requests.
  */
 export class PasswordHasher {
   readonly #lanes: number

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { PasswordHasher } from '../../src/auth/passwords.ts'
 
@@ -44,4 +45,14 @@ test('a hash that would wait longer than allowed, judged by how long hashes take
   await running
   // With the lane free again, a hash runs however long hashes take.
   await hasher.hash('and this one runs')
+})
+
+test("hashes run on a thread below the process's priority, so that requests take the core before them", async (t) => {
+  if (!existsSync('/proc/thread-self')) return t.skip('SKIPPED: threads have no priority of their own here (no /proc/thread-self)')
+  const niceness = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])
+  const base = niceness(String(process.pid))
+  await new PasswordHasher({ cost: 10 }).hash('a quiet harbour at dawn')
+  const threads = readdirSync('/proc/self/task').map(niceness)
+  assert.ok(threads.includes(Math.min(19, base + 10)), `no thread below the process's priority ${base}: ${threads.join(', ')}`)
+  assert.equal(niceness(String(process.pid)), base, "the event loop's thread keeps its priority")
 })
