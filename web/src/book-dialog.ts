@@ -14,8 +14,11 @@ export interface BookDialogEvents {
   changed(book: Book): void
   /** The book was deleted by someone else. */
   gone(id: number): void
-  /** The person chose to delete the book, and confirmed it; the dialog has closed. */
-  remove(book: Book): void
+  /**
+   * The person chose to delete the book, and confirmed it; the dialog has closed. `etag` is the
+   * version the form showed: the deletion must not take a version the person has not seen.
+   */
+  remove(book: Book, etag: string | undefined): void
 }
 
 /** An open book dialog, as the page that opened it sees it. */
@@ -98,7 +101,7 @@ export function openBookDialog(
       // The confirmation opens over this dialog: "Cancel" there comes back to the form as it was.
       if (!book || !(await confirmDelete(host, [book]))) return
       dialog.close()
-      events.remove(book)
+      events.remove(book, etag)
     })()
   })
   history?.addEventListener('click', () => {

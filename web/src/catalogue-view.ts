@@ -460,7 +460,7 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
         },
         changed: replace,
         gone: (id) => void forget(id),
-        remove: (confirmed) => void remove(confirmed),
+        remove: (confirmed, etag) => void remove(confirmed, etag),
       })
     } catch (err) {
       if ((err as { status?: number }).status === 404) await forget(book.id)
@@ -468,17 +468,24 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
     }
   }
 
-  /** Deletes one book the person confirmed in its dialog; the focus goes to the row that takes its place. */
-  async function remove(book: Book) {
+  /**
+   * Deletes one book the person confirmed in its dialog, if it is still the version `etag` they
+   * saw; the focus goes to the row that takes its place.
+   */
+  async function remove(book: Book, etag: string | undefined) {
     messages.clear()
     const index = pageBooks().findIndex((shown) => shown.id === book.id)
     const { done: deleted, failure } = await actOnBooks(
-      (id) => client.books.delete(id),
+      (id) => client.books.delete(id, { ifMatch: etag }),
       [book],
       () => {},
     )
+    if (failure instanceof ApiError && failure.status === 412) {
+      messages.error(`“${book.title}” was changed meanwhile, so it was not deleted. Open it to see the current version.`)
+      return
+    }
     if (failure !== undefined) {
-      messages.error(describeError(failure), () => void remove(book))
+      messages.error(describeError(failure), () => void remove(book, etag))
       return
     }
     await forget(book.id)
@@ -512,7 +519,7 @@ export function catalogueView(client: BookCatalogue, role: Role, signal: AbortSi
       },
       changed: replace,
       gone: (id) => void forget(id),
-      remove: (confirmed) => void remove(confirmed),
+      remove: (confirmed, etag) => void remove(confirmed, etag),
     })
   })
   importButton.addEventListener('click', () =>

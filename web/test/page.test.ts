@@ -347,6 +347,36 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
     assert.equal((await call(service, 'GET', `/book/${dune!.id}`, { token })).status, 404)
   })
 
+  it('deletes from the form only the version the form shows', async (t) => {
+    const service = await serviceFor(t)
+    const [dune] = await seed(service, [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
+    const page = await openPage(t, service)
+    // Where the changes cannot be followed, the form cannot learn of a change made meanwhile.
+    await page.route('**/books/changes?*', (route) => route.abort())
+    await signedIn(page)
+
+    await page.getByRole('button', { name: 'Dune', exact: true }).click()
+    const form = page.getByRole('dialog', { name: 'Edit book' })
+    await form.getByLabel('Title').waitFor()
+    const token = await login(service)
+    assert.equal((await call(service, 'PUT', `/book/${dune!.id}`, { token, body: { title: 'Dune Messiah' } })).status, 200)
+    await form.getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
+    await page
+      .getByRole('alert')
+      .filter({ hasText: '“Dune” was changed meanwhile, so it was not deleted. Open it to see the current version.' })
+      .waitFor()
+    assert.equal((await call(service, 'GET', `/book/${dune!.id}`, { token })).status, 200, 'the book someone else changed stays')
+
+    // Opened again, the form shows the current version, and deletes it.
+    await page.getByRole('button', { name: 'Dune', exact: true }).click()
+    assert.equal(await form.getByLabel('Title').inputValue(), 'Dune Messiah')
+    await form.getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('status').filter({ hasText: 'Deleted “Dune Messiah”.' }).waitFor()
+    assert.equal((await call(service, 'GET', `/book/${dune!.id}`, { token })).status, 404)
+  })
+
   it('exports the books shown as a CSV file', async (t) => {
     const service = await serviceFor(t)
     await seed(service, [
