@@ -56,3 +56,11 @@ test("hashes run on a thread below the process's priority, so that requests take
   assert.ok(threads.includes(Math.min(19, base + 10)), `no thread below the process's priority ${base}: ${threads.join(', ')}`)
   assert.equal(niceness(String(process.pid)), base, "the event loop's thread keeps its priority")
 })
+
+test('a stored hash whose parameters scrypt refuses fails its check, and the next hash is computed as usual', async () => {
+  const hasher = new PasswordHasher({ cost: 10 })
+  const stored = await hasher.hash('a quiet harbour at dawn')
+  const [, , r, p, salt, key] = stored.split('$')
+  await assert.rejects(hasher.verify('a quiet harbour at dawn', ['scrypt', 1000, r, p, salt, key].join('$')), /N must be|Invalid scrypt/i)
+  assert.equal(await hasher.verify('a quiet harbour at dawn', stored), true)
+})
