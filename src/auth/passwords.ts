@@ -19,7 +19,7 @@ const SALT_BYTES = 16
 /** scrypt takes 128 * N * r bytes: room for the highest cost, with the slack it asks for. */
 const MAXMEM = 2 * 128 * R * 2 ** HASH_COSTS.max
 
-/** A thread that computes one hash at a time, below normal priority (hashing-thread.ts). */
+/** A thread that computes one hash at a time, below the process's priority (hashing-thread.ts). */
 class HashingThread {
   readonly #worker = new Worker(new URL('./hashing-thread.ts', import.meta.url))
   #running: { resolve: (key: Buffer) => void; reject: (err: Error) => void } | undefined
@@ -93,7 +93,7 @@ export interface PasswordHasherOptions {
 /**
  * Hashes and checks passwords off the event loop, a lane at a time: a burst of logins waits its
  * turn, or is refused, instead of taking every core and the memory of as many hashes at once.
- * Each lane's thread runs below normal priority, so that logins do not delay other requests.
+ * Each lane's thread runs below the process's priority, so that logins do not delay other requests.
  */
 export class PasswordHasher {
   readonly #lanes: number
