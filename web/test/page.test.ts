@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
-import { after, before, describe, it } from 'node:test'
+import { after, before, describe, it, type TestContext } from 'node:test'
 import type { Page } from 'playwright-core'
 import { TEST_PASSWORD, TEST_USERNAME, storeEngines } from '../../test/helpers.ts'
 import { call, login, serviceEnv, startService, type ListeningService } from '../../test/support/service.ts'
@@ -45,6 +45,16 @@ function rows(page: Page) {
 
 // Every flow has its own service and browser context, so two run at once: the runner takes files
 // in name order, and this longest one, started last, would otherwise be the suite's tail.
+/** A catalogue of one book, "Dune", signed in on a page that cannot follow the changes. */
+async function duneWithoutChanges(t: TestContext) {
+  const service = await serviceFor(t)
+  const [dune] = await seed(service, [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
+  const page = await openPage(t, service)
+  await page.route('**/books/changes?*', (route) => route.abort())
+  await signedIn(page)
+  return { service, dune: dune!, page }
+}
+
 describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrency: 2 }, () => {
   before(startBrowser)
   after(stopBrowser)
@@ -249,13 +259,8 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
   })
 
   it('edits a book, and on a conflicting change that Save finds overwrites nothing, shows what changed, and saves again only the fields the person changed', async (t) => {
-    const service = await serviceFor(t)
-    const [dune] = await seed(service, [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
-    const page = await openPage(t, service)
     // Where the changes cannot be followed (a proxy that holds streams back), Save is what finds the conflict.
-    await page.route('**/books/changes?*', (route) => route.abort())
-    await signedIn(page)
-
+    const { service, dune, page } = await duneWithoutChanges(t)
     await page.getByRole('button', { name: 'Dune', exact: true }).click()
     let dialog = page.getByRole('dialog', { name: 'Edit book' })
     assert.equal(await dialog.getByLabel('Title').inputValue(), 'Dune')
@@ -270,7 +275,7 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
     await dialog.getByLabel('Title').waitFor()
     // Someone else changes the book while the form is open.
     const token = await login(service)
-    assert.equal((await call(service, 'PUT', `/book/${dune!.id}`, { token, body: { author: 'F. Herbert' } })).status, 200)
+    assert.equal((await call(service, 'PUT', `/book/${dune.id}`, { token, body: { author: 'F. Herbert' } })).status, 200)
     await dialog.getByLabel('Title').fill('Children of Dune')
     await dialog.getByRole('button', { name: 'Save' }).click()
     await dialog.getByRole('alert').filter({ hasText: 'This book was changed meanwhile, so nothing was saved.' }).waitFor()
@@ -283,8 +288,8 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
     ])
     assert.equal(await dialog.getByLabel('Title').inputValue(), 'Children of Dune', 'the person’s changes stay in the form')
     assert.equal(await dialog.getByLabel('Author').inputValue(), 'F. Herbert', 'the other change is in the form too')
-    assert.deepEqual((await call(service, 'GET', `/book/${dune!.id}`, { token })).body.data, {
-      id: dune!.id,
+    assert.deepEqual((await call(service, 'GET', `/book/${dune.id}`, { token })).body.data, {
+      id: dune.id,
       title: 'Dune Messiah',
       author: 'F. Herbert',
       year: 1969,
@@ -302,8 +307,8 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
     await dialog.getByRole('button', { name: 'Save again', exact: true }).click()
     assert.deepEqual((await again).postDataJSON(), { title: 'Children of Dune' })
     await page.getByRole('status').filter({ hasText: 'Saved “Children of Dune”.' }).waitFor()
-    assert.deepEqual((await call(service, 'GET', `/book/${dune!.id}`, { token })).body.data, {
-      id: dune!.id,
+    assert.deepEqual((await call(service, 'GET', `/book/${dune.id}`, { token })).body.data, {
+      id: dune.id,
       title: 'Children of Dune',
       author: 'F. Herbert',
       year: 1969,
@@ -348,25 +353,20 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
   })
 
   it('deletes from the form only the version the form shows', async (t) => {
-    const service = await serviceFor(t)
-    const [dune] = await seed(service, [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
-    const page = await openPage(t, service)
     // Where the changes cannot be followed, the form cannot learn of a change made meanwhile.
-    await page.route('**/books/changes?*', (route) => route.abort())
-    await signedIn(page)
-
+    const { service, dune, page } = await duneWithoutChanges(t)
     await page.getByRole('button', { name: 'Dune', exact: true }).click()
     const form = page.getByRole('dialog', { name: 'Edit book' })
     await form.getByLabel('Title').waitFor()
     const token = await login(service)
-    assert.equal((await call(service, 'PUT', `/book/${dune!.id}`, { token, body: { title: 'Dune Messiah' } })).status, 200)
+    assert.equal((await call(service, 'PUT', `/book/${dune.id}`, { token, body: { title: 'Dune Messiah' } })).status, 200)
     await form.getByRole('button', { name: 'Delete', exact: true }).click()
     await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
     await page
       .getByRole('alert')
       .filter({ hasText: '“Dune” was changed meanwhile, so it was not deleted. Open it to see the current version.' })
       .waitFor()
-    assert.equal((await call(service, 'GET', `/book/${dune!.id}`, { token })).status, 200, 'the book someone else changed stays')
+    assert.equal((await call(service, 'GET', `/book/${dune.id}`, { token })).status, 200, 'the book someone else changed stays')
 
     // Opened again, the form shows the current version, and deletes it.
     await page.getByRole('button', { name: 'Dune', exact: true }).click()
@@ -374,7 +374,7 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
     await form.getByRole('button', { name: 'Delete', exact: true }).click()
     await page.getByRole('dialog', { name: 'Delete this book?' }).getByRole('button', { name: 'Delete', exact: true }).click()
     await page.getByRole('status').filter({ hasText: 'Deleted “Dune Messiah”.' }).waitFor()
-    assert.equal((await call(service, 'GET', `/book/${dune!.id}`, { token })).status, 404)
+    assert.equal((await call(service, 'GET', `/book/${dune.id}`, { token })).status, 404)
   })
 
   it('exports the books shown as a CSV file', async (t) => {
