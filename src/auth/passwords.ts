@@ -49,7 +49,6 @@ class HashingThread {
   }
 
   derive(request: HashRequest): Promise<Buffer> {
-    if (this.#failure !== undefined) return Promise.reject(this.#failure)
     return new Promise((resolve, reject) => {
       this.#running = { resolve, reject }
       this.#worker.ref()
@@ -65,7 +64,10 @@ class HashingThread {
 const idle: HashingThread[] = []
 
 async function derive(password: string, salt: Buffer, N: number, r: number, p: number): Promise<Buffer> {
-  const thread = idle.pop() ?? new HashingThread()
+  // A thread that died while idle is left behind: the hash goes to a live one, or a new one.
+  let thread = idle.pop()
+  while (thread?.failed) thread = idle.pop()
+  thread ??= new HashingThread()
   try {
     return await thread.derive({ password, salt, N, r, p, keyBytes: KEY_BYTES, maxmem: MAXMEM })
   } finally {
