@@ -146,8 +146,8 @@ export class Catalogue {
    * same transaction; answers their new ids. With `skipDuplicates`, the rows that repeat a stored
    * book or an earlier row are found first, all of them before any book is stored (so that the
    * books of this import are never taken for stored ones), and left out: `read` is then called
-   * twice. `between` runs between batches, inside the transaction: an import lets other
-   * requests through there.
+   * twice. The batches go to the store gathered as many as it stores at a time. `between` runs
+   * between batches, inside the transaction: an import lets other requests through there.
    */
   importBooks(
     { actor }: Principal,
@@ -166,11 +166,18 @@ export class Catalogue {
         await duplicates.end()
       }
       const ids: number[] = []
+      let waiting: NewBook[] = []
+      const store = async () => {
+        ids.push(...(await repositories.books.createMany(actor, waiting)))
+        waiting = []
+      }
       for await (const { rows, books } of read()) {
         const kept = duplicates.rows.size === 0 ? books : books.filter((_, i) => !duplicates.rows.has(rows[i]!))
-        if (kept.length > 0) ids.push(...(await repositories.books.createMany(actor, kept)))
+        waiting.push(...kept)
+        if (waiting.length >= repositories.books.importRows) await store()
         await between()
       }
+      if (waiting.length > 0) await store()
       const imported = { ids, duplicates: duplicates.listed }
       await receipt?.(repositories, imported)
       return imported

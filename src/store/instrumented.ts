@@ -39,19 +39,22 @@ function methodNames(target: object): string[] {
   return [...names]
 }
 
-/** The same repository, each of its methods timed; whatever methods it has. */
+/** The same repository, each of its methods timed; whatever methods it has, and its other members as they are. */
 function instrumentRepository<T extends object>(
   repository: T,
   observe: Observe,
   operationNames: Record<string, string | undefined> = {},
 ): T {
   const methods = repository as Record<string, (...args: unknown[]) => Promise<unknown>>
-  return Object.fromEntries(
-    methodNames(repository).map((name) => [
-      name,
-      (...args: unknown[]) => timed(observe, operationNames[name] ?? name, () => methods[name]!(...args)),
-    ]),
-  ) as T
+  return {
+    ...repository,
+    ...Object.fromEntries(
+      methodNames(repository).map((name) => [
+        name,
+        (...args: unknown[]) => timed(observe, operationNames[name] ?? name, () => methods[name]!(...args)),
+      ]),
+    ),
+  }
 }
 
 function instrumentRepositories(repositories: Repositories, observe: Observe): Repositories {

@@ -16,6 +16,8 @@ export interface BookRepository {
   create(actor: string, book: NewBook): Promise<StoredBook>
   /** Stores every book in one statement; their new ids, in the order of `books`. */
   createMany(actor: string, books: NewBook[]): Promise<number[]>
+  /** How many books an import hands createMany at a time: what one statement of the engine stores best. */
+  readonly importRows: number
   get(id: number): Promise<StoredBook | undefined>
   /**
    * For each of `books`, the smallest id of a stored book with the same title and author, folded

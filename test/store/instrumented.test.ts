@@ -70,6 +70,14 @@ describe('instrumented store', () => {
     ])
   })
 
+  it("keeps a repository's members that are not methods, in and out of transactions", async () => {
+    const engine = new SqliteStore({ path: ':memory:' })
+    const store = instrumentStore(engine, recorder())
+    assert.equal(store.books.importRows, engine.books.importRows)
+    assert.equal(await store.transaction(({ books }) => Promise.resolve(books.importRows)), engine.books.importRows)
+    await store.close()
+  })
+
   it('records reads of books as find, ok or failed', async () => {
     const metrics = recorder()
     const store = instrumentStore(new SqliteStore({ path: ':memory:' }), metrics)

@@ -68,6 +68,12 @@ const RECENT_LOGIN_FAILURES: Statement = {
   ORDER BY failed_at DESC LIMIT $3`,
 }
 const INSERT_MANY: Statement = { name: 'books_insert_many', text: `${INSERT_BOOK_COLUMNS} RETURNING id` }
+/**
+ * Books an import stores with one INSERT_MANY: each statement costs the server something of its
+ * own beside its rows', so fewer of them store an import faster; more than this gained nothing
+ * (docs/performance-log.md#postgresql-imports-in-statements-of-500-books-29-november-2026).
+ */
+const IMPORT_ROWS = 500
 // Each entry looked up on its own through the index of the filing titles (migration 019), which
 // equal folded titles share: the smallest id stored with it, or null. Left to choose, the planner
 // sorted every book to merge them with the entries, or combined the author and year indexes,
@@ -211,6 +217,7 @@ function bookRepository(
   return {
     create: (actor, book) => write(writes.create, { actor, input: book }),
     createMany,
+    importRows: IMPORT_ROWS,
     get,
     async sameAs(books) {
       await beforeSameAs?.()

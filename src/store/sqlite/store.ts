@@ -285,6 +285,8 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
         return ids
       })
     },
+    // Each call holds the one connection that writes, which reads wait for in their turn.
+    importRows: 100,
     get: (id) => run.read((sql) => sql.select.get(id) as StoredBook | undefined),
     sameAs: (books) => {
       const wanted = books.map((book) => [fold(book.title), fold(book.author), book.year] as const)
