@@ -74,6 +74,22 @@ export default tseslint.config(
     },
   },
   {
+    // Its types only: see src/http/status-codes.ts.
+    files: ['src/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:http', 'http'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: 'A value imported from node:http loads undici at start: see src/http/status-codes.ts.',
+          })),
+        },
+      ],
+    },
+  },
+  {
     // Tests read raw JSON answers and build test doubles, typed loosely on purpose.
     files: ['test/**/*.ts', 'web/test/**/*.ts', 'clients/**/test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

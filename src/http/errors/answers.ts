@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES } from '../status-codes.ts'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { envelope } from '../envelope.ts'
 import { SECURITY_HEADERS } from '../plugins/security-headers.ts'

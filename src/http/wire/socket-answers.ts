@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES } from '../status-codes.ts'
 import type { Server, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { envelope } from '../envelope.ts'
