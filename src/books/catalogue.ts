@@ -167,17 +167,17 @@ export class Catalogue {
       }
       const ids: number[] = []
       let waiting: NewBook[] = []
-      const store = async () => {
+      const storeWaiting = async () => {
         ids.push(...(await repositories.books.createMany(actor, waiting)))
         waiting = []
       }
       for await (const { rows, books } of read()) {
         const kept = duplicates.rows.size === 0 ? books : books.filter((_, i) => !duplicates.rows.has(rows[i]!))
         waiting.push(...kept)
-        if (waiting.length >= repositories.books.importRows) await store()
+        if (waiting.length >= repositories.books.importRows) await storeWaiting()
         await between()
       }
-      if (waiting.length > 0) await store()
+      if (waiting.length > 0) await storeWaiting()
       const imported = { ids, duplicates: duplicates.listed }
       await receipt?.(repositories, imported)
       return imported

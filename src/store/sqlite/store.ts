@@ -285,7 +285,7 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
         return ids
       })
     },
-    // Each call holds the one connection that writes, which reads wait for in their turn.
+    // Each call runs at once on the thread that answers every request: more books would hold them longer.
     importRows: 100,
     get: (id) => run.read((sql) => sql.select.get(id) as StoredBook | undefined),
     sameAs: (books) => {
