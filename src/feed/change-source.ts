@@ -34,11 +34,19 @@ export interface ChangeSourceOptions {
   signals?: ChangeSignals | undefined
   /** How often the log is read when no word comes: the only way without signals, a fallback with them. */
   pollMs: number
+  /** How long the word of commits is still listened for once the last stream has gone (LISTEN_LINGER_MS by default). */
+  lingerMs?: number
   onError: (err: unknown) => void
 }
 
 /** Changes read from the log in one query. */
 export const BATCH = 1000
+/**
+ * How long the source keeps listening for the word of commits, on a connection of the store's
+ * own, once no stream follows it: a page that reconnects finds it listening still, and a process
+ * whose streams have all gone gives the connection back.
+ */
+const LISTEN_LINGER_MS = 60_000
 /** How much of the newest events the source keeps for streams that fell behind, so that they need not ask the store. */
 const RECENT_BYTES = 8 * 1024 * 1024
 
@@ -77,6 +85,7 @@ export class ChangeSource {
   readonly #signals: ChangeSignals | undefined
   readonly #pollMs: number
   readonly #onError: (err: unknown) => void
+  readonly #lingerMs: number
   readonly #subscribers = new Set<Subscriber>()
   /** Every change up to this seq was handed out to the subscribers; meaningless while there are none. */
   #position = 0
@@ -87,12 +96,17 @@ export class ChangeSource {
   #again = false
   #poll: NodeJS.Timeout | undefined
   #listening: Promise<(() => Promise<void>) | undefined> | undefined
+  /** Ends the listening, once the last stream has been gone for `lingerMs`. */
+  #linger: NodeJS.Timeout | undefined
+  /** Listening that was ended, until it has. */
+  #unlistening: Promise<void> | undefined
   #closed = false
 
-  constructor({ log, signals, pollMs, onError }: ChangeSourceOptions) {
+  constructor({ log, signals, pollMs, lingerMs = LISTEN_LINGER_MS, onError }: ChangeSourceOptions) {
     this.#log = log
     this.#signals = signals
     this.#pollMs = pollMs
+    this.#lingerMs = lingerMs
     this.#onError = onError
   }
 
@@ -115,6 +129,9 @@ export class ChangeSource {
       this.#poll = setInterval(() => this.signal(), this.#pollMs).unref()
     }
     this.#subscribers.add(subscriber)
+    clearTimeout(this.#linger)
+    this.#linger = undefined
+    // Listening anew reads the log once it listens (see #listen): nothing committed meanwhile is missed.
     if (this.#listening === undefined) this.#listening = this.#listen()
     // The word of commits made since the subscriber read the log reached an idle source, which
     // let it pass: the log is read now rather than at the next poll.
@@ -125,6 +142,7 @@ export class ChangeSource {
     if (!this.#subscribers.delete(subscriber) || this.#subscribers.size > 0) return
     clearInterval(this.#poll)
     this.#poll = undefined
+    if (this.#listening !== undefined) this.#linger = setTimeout(() => this.#unlisten(), this.#lingerMs).unref()
   }
 
   /**
@@ -160,16 +178,29 @@ export class ChangeSource {
     this.#closed = true
     this.#subscribers.clear()
     clearInterval(this.#poll)
+    clearTimeout(this.#linger)
     await this.#reading
-    await (
-      await this.#listening
-    )?.()
+    this.#unlisten()
+    await this.#unlistening
   }
 
   #keep(batch: ChangeBatch): void {
     this.#recent.push(batch)
     this.#recentBytes += batch.text.length
     while (this.#recent.length > 1 && this.#recentBytes > RECENT_BYTES) this.#recentBytes -= this.#recent.shift()!.text.length
+  }
+
+  #unlisten(): void {
+    const listening = this.#listening
+    this.#listening = undefined
+    this.#linger = undefined
+    if (listening === undefined) return
+    const unlistening: Promise<void> = Promise.all([this.#unlistening, listening.then((stop) => stop?.())])
+      .then(() => undefined, this.#onError)
+      .finally(() => {
+        if (this.#unlistening === unlistening) this.#unlistening = undefined
+      })
+    this.#unlistening = unlistening
   }
 
   async #listen(): Promise<(() => Promise<void>) | undefined> {

@@ -66,3 +66,43 @@ test('a stream that joins an idle source is given the changes committed while no
   )
   await source.close()
 })
+
+test('stops listening for the word of commits once the last stream has been gone a while, and listens again for the next', async () => {
+  const store = memoryStore()
+  let listens = 0
+  let stops = 0
+  const signals = {
+    listen: async (signal: () => void) => {
+      listens++
+      await store.signals.listen(signal)
+      return () => Promise.resolve(void stops++)
+    },
+  }
+  const source = new ChangeSource({ log: store.log, signals, pollMs: 3_600_000, lingerMs: 50, onError: (err) => assert.fail(String(err)) })
+  const first = follower(0)
+  source.subscribe(first.subscriber)
+  source.unsubscribe(first.subscriber)
+  // A stream that comes back within the while finds the source listening still.
+  const second = follower(0)
+  source.subscribe(second.subscriber)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  assert.deepEqual({ listens, stops }, { listens: 1, stops: 0 })
+
+  source.unsubscribe(second.subscriber)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  assert.deepEqual({ listens, stops }, { listens: 1, stops: 1 })
+
+  // Committed while nobody listens: the next stream is given it all the same.
+  store.commit(1)
+  const third = follower(0)
+  const thirdTaken = third.next()
+  source.subscribe(third.subscriber)
+  await thirdTaken
+  assert.deepEqual(
+    third.batches.flatMap((batch) => batch.seqs),
+    [1],
+  )
+  assert.equal(listens, 2)
+  await source.close()
+  assert.equal(stops, 2)
+})
