@@ -43,6 +43,15 @@ function follower(position: number) {
   return { subscriber, batches, next }
 }
 
+/** The seqs of the first batch that a stream joining `source` at `position` is given. */
+async function firstSeqs(source: ChangeSource, position: number): Promise<number[]> {
+  const joining = follower(position)
+  const taken = joining.next()
+  source.subscribe(joining.subscriber)
+  await taken
+  return joining.batches.flatMap((batch) => batch.seqs)
+}
+
 test('a stream that joins an idle source is given the changes committed while nobody listened, without waiting for the poll', async () => {
   const store = memoryStore()
   // A poll that never comes within the test: only the word of a commit, or the join, reads the log.
@@ -56,14 +65,7 @@ test('a stream that joins an idle source is given the changes committed while no
 
   // Committed while the source is idle: its word reaches nobody.
   store.commit(2)
-  const second = follower(1)
-  const secondTaken = second.next()
-  source.subscribe(second.subscriber)
-  await secondTaken
-  assert.deepEqual(
-    second.batches.flatMap((batch) => batch.seqs),
-    [2],
-  )
+  assert.deepEqual(await firstSeqs(source, 1), [2])
   await source.close()
 })
 
@@ -94,14 +96,7 @@ test('stops listening for the word of commits once the last stream has been gone
 
   // Committed while nobody listens: the next stream is given it all the same.
   store.commit(1)
-  const third = follower(0)
-  const thirdTaken = third.next()
-  source.subscribe(third.subscriber)
-  await thirdTaken
-  assert.deepEqual(
-    third.batches.flatMap((batch) => batch.seqs),
-    [1],
-  )
+  assert.deepEqual(await firstSeqs(source, 0), [1])
   assert.equal(listens, 2)
   await source.close()
   assert.equal(stops, 2)
