@@ -28,9 +28,9 @@ export interface BookTable {
 }
 
 /**
- * How many rows a task draws. A page of 100 rows drawn in one task took up to 44 ms on a slow
- * machine, near the 50 ms at which the page stalls. The first 25 fill a window; the others
- * follow, as many in a task of their own after each frame, before anyone can scroll to them.
+ * How many rows a task draws. A page of 100 rows drawn in one task came near the 50 ms at which
+ * the page stalls (docs/page.md has the figures). The first 25 fill a window; the others follow,
+ * as many in a task of their own after each frame, before anyone can scroll to them.
  */
 const ROWS_A_TASK = 25
 

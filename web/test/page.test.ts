@@ -43,8 +43,6 @@ function rows(page: Page) {
   return page.getByRole('table').getByRole('row')
 }
 
-// Every flow has its own service and browser context, so two run at once: the runner takes files
-// in name order, and this longest one, started last, would otherwise be the suite's tail.
 /** A catalogue of one book, "Dune", signed in on a page that cannot follow the changes. */
 async function duneWithoutChanges(t: TestContext) {
   const service = await serviceFor(t)
@@ -55,6 +53,8 @@ async function duneWithoutChanges(t: TestContext) {
   return { service, dune: dune!, page }
 }
 
+// Every flow has its own service and browser context, so two run at once: the runner takes files
+// in name order, and this longest one, started last, would otherwise be the suite's tail.
 describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrency: 2 }, () => {
   before(startBrowser)
   after(stopBrowser)
