@@ -7,6 +7,7 @@ import { evenShares, restartDelayMs } from '../src/cluster.ts'
 import { storeEngines, TEST_PASSWORD, TEST_USERNAME } from './helpers.ts'
 import { adminQuery, createTestSchema } from './support/postgres.ts'
 import { serviceEnv, spawnService, type LogLine } from './support/service.ts'
+import { droppedWhenSuiteEnds } from './support/temporary.ts'
 import { startSlowLogin } from './support/slow-request.ts'
 import { openStream, type OpenStream } from './support/event-streams.ts'
 
@@ -173,9 +174,10 @@ describe('WORKERS=2 login limit', { timeout: 120_000 }, () => {
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
 describe('WORKERS=2 on PostgreSQL', { skip: postgres.skip, timeout: 120_000 }, () => {
+  const dropAtEnd = droppedWhenSuiteEnds()
   it('holds DB_POOL_SIZE connections at most, both workers together', async (t) => {
     const schema = await createTestSchema()
-    t.after(() => schema.drop())
+    dropAtEnd(schema)
     // A name of this test's own, so that only its connections are counted.
     const name = `book-catalogue-pool-${randomBytes(4).toString('hex')}`
     const url = new URL(schema.url)

@@ -6,7 +6,7 @@ import { createTestSchema } from './support/postgres.ts'
 import { skipWithoutReadOnlyMount } from './support/read-only.ts'
 import { serviceEnv, spawnNpmStart, type LogLine, type ServiceProcess } from './support/service.ts'
 import { startSlowLogin, tryToConnect } from './support/slow-request.ts'
-import { temporaryDirectory } from './support/temporary.ts'
+import { droppedWhenSuiteEnds, temporaryDirectory } from './support/temporary.ts'
 
 const GIVE_UP = { timeout: 120_000 }
 const INSTANCES = 4
@@ -41,6 +41,7 @@ function sqliteEnv(extra: Record<string, string> = {}) {
 }
 
 describe('npm start', () => {
+  const dropAtEnd = droppedWhenSuiteEnds()
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(
       `${signal} to npm drains the service: the request in flight is answered, npm exits 0, the port is free and no process is left`,
@@ -82,7 +83,7 @@ describe('npm start', () => {
     { ...GIVE_UP, skip: postgres.skip || skipWithoutReadOnlyMount() },
     async (t) => {
       const schema = await createTestSchema()
-      t.after(() => schema.drop())
+      dropAtEnd(schema)
       const instances = Array.from({ length: INSTANCES }, () => spawnNpmStart(serviceEnv(schema.url), { readOnlyInstall: true }))
       t.after(() => Promise.all(instances.map((instance) => instance.stop())))
 

@@ -7,7 +7,7 @@ import { HAPROXY, startHaproxy, type Haproxy } from '../support/haproxy.ts'
 import { resumingStream, type ResumingStream } from '../support/resuming-stream.ts'
 import { seededRandom, testSeed } from '../support/seed.ts'
 import { call, login, serviceEnv, startService, type ListeningService } from '../support/service.ts'
-import { temporaryDirectory } from '../support/temporary.ts'
+import { droppedWhenSuiteEnds, temporaryDirectory } from '../support/temporary.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 const CLIENTS = 8
@@ -98,11 +98,12 @@ function client(haproxy: Haproxy, token: string) {
 }
 
 describe('rolling restart behind HAProxy', { skip: postgres.skip || skipWithout(HAPROXY, 'haproxy'), timeout: 180_000 }, () => {
+  const dropAtEnd = droppedWhenSuiteEnds()
   it('restarts each of two instances in turn under read and write load: no request fails, no acknowledged write is lost, every change reaches each of 50 resuming streams once', async (t) => {
     requireExecutable(HAPROXY, 'haproxy')
     const random = seededRandom(testSeed(t))
     const database = await postgres.freshDatabase()
-    t.after(() => database.drop())
+    dropAtEnd(database)
     const env = serviceEnv(database.dbUrl, {
       // The production delay, given outright because the tests do not run with NODE_ENV=production.
       SHUTDOWN_DELAY_MS: '2000',

@@ -20,6 +20,7 @@ import {
   withToken,
 } from '../helpers.ts'
 import { openStream, type OpenStream } from '../support/event-streams.ts'
+import { droppedWhenSuiteEnds } from '../support/temporary.ts'
 
 const solaris = { title: 'Solaris', author: 'Stanisław Lem', year: 1961 }
 
@@ -322,9 +323,10 @@ describe('GET /books/changes as Server-Sent Events: limits', () => {
 // Each in a database of its own, as the service runs: an SQLite file that two instances share, or a server.
 for (const engine of storeEngines) {
   describe(`change streams of two instances on one store (${engine.name}, a database of its own)`, { skip: engine.skip }, () => {
+    const dropAtEnd = droppedWhenSuiteEnds()
     it('carry every change made on the other instance, each once, in order', async (t) => {
       const database = await engine.freshDatabase()
-      t.after(() => database.drop())
+      dropAtEnd(database)
       const writer = await serve(t, { dbUrl: database.dbUrl })
       const follower = await serve(t, { dbUrl: database.dbUrl })
       const events = closing(t, await follower.stream())

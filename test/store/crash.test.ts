@@ -4,6 +4,7 @@ import { once } from 'node:events'
 import { storeEngines } from '../helpers.ts'
 import { seededRandom, testSeed } from '../support/seed.ts'
 import { serviceEnv, login, startService, type ListeningService } from '../support/service.ts'
+import { droppedWhenSuiteEnds } from '../support/temporary.ts'
 
 const WORKERS = 4
 
@@ -86,9 +87,10 @@ async function writer(
 
 for (const engine of storeEngines) {
   describe(`crash with SIGKILL under write load (${engine.name})`, { skip: engine.skip }, () => {
+    const dropAtEnd = droppedWhenSuiteEnds()
     it('keeps every write answered 2xx and every answered delete', async (t) => {
       const database = await engine.freshDatabase()
-      t.after(() => database.drop())
+      dropAtEnd(database)
       const env = serviceEnv(database.dbUrl)
 
       const first = await startService(env)

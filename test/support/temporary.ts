@@ -23,3 +23,15 @@ export function removeDirectory(dir: string): void {
   rmSync(dir, { recursive: true, force: true })
   made.delete(dir)
 }
+
+/**
+ * Databases dropped when the suite this is called in ends, after its tests' own `t.after` hooks.
+ * A test's hooks run in the order they were registered: a drop registered before the services or
+ * stores on the database would run before they stop, and they would query tables already gone.
+ * Call it while the suite is defined, at the top of its `describe` or of the file.
+ */
+export function droppedWhenSuiteEnds(): (database: { drop(): Promise<void> }) => void {
+  const databases: { drop(): Promise<void> }[] = []
+  after(() => Promise.all(databases.splice(0).map((database) => database.drop())))
+  return (database) => void databases.push(database)
+}

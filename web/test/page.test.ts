@@ -12,6 +12,7 @@ import { TEST_PASSWORD, TEST_USERNAME, storeEngines } from '../../test/helpers.t
 import { call, login, serviceEnv, startService, type ListeningService } from '../../test/support/service.ts'
 import { startTcpProxy } from '../../test/support/tcp-proxy.ts'
 import { createTestSchema } from '../../test/support/postgres.ts'
+import { droppedWhenSuiteEnds } from '../../test/support/temporary.ts'
 import {
   PHONE,
   DESKTOP,
@@ -58,6 +59,7 @@ async function duneWithoutChanges(t: TestContext) {
 describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrency: 2 }, () => {
   before(startBrowser)
   after(stopBrowser)
+  const dropAtEnd = droppedWhenSuiteEnds()
 
   it('opens at /, refuses a wrong password, signs in to an empty catalogue and signs out', async (t) => {
     const service = await serviceFor(t)
@@ -515,7 +517,7 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
 
   it('says when the store is unavailable (503), and retries', { skip: postgres.skip }, async (t) => {
     const schema = await createTestSchema()
-    t.after(() => schema.drop())
+    dropAtEnd(schema)
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 })
     t.after(() => proxy.close())
     const url = new URL(schema.url)

@@ -16,6 +16,7 @@ import { storeEngines } from '../../helpers.ts'
 import { createTestSchema } from '../../support/postgres.ts'
 import { expectedIds } from '../../support/book-search-model.ts'
 import { findPage } from '../../support/reads.ts'
+import { droppedWhenSuiteEnds } from '../../support/temporary.ts'
 
 /** The last migration of the version before finding books existed. */
 const BEFORE_FINDING = 2
@@ -41,10 +42,12 @@ async function checkSearchable(store: Store) {
   assert.deepEqual((await find(store, { q: 'soled' })).titles, ['Soledad Nueva', 'Cien años de soledad'])
 }
 
+const dropAtEnd = droppedWhenSuiteEnds()
+
 /** A PostgreSQL store made at the `applied` migrations and filled by `fill`, then opened, which migrates the rest. */
 async function postgresAt(t: TestContext, applied: (migration: Migration) => boolean, fill: (client: pg.Client) => Promise<void>) {
   const schema = await createTestSchema()
-  t.after(() => schema.drop())
+  dropAtEnd(schema)
   const client = new pg.Client({ connectionString: schema.url })
   await client.connect()
   try {
