@@ -1,7 +1,8 @@
 /**
- * Import and export throughput: a 100,000-row CSV import on each engine, with the worst read
- * latency seen while it runs; the peak RSS a freshly started service reaches through an import
- * near the 32 MiB limit; and an export of 1,000,000 books with the service's peak RSS.
+ * Import and export throughput: a 100,000-row CSV import on each engine, alone and then while
+ * another client reads, with the worst read latency seen meanwhile; the peak RSS a freshly
+ * started service reaches through an import near the 32 MiB limit; and an export of 1,000,000
+ * books with the service's peak RSS.
  *
  *   node scripts/bench/transfer.ts [--rows=N] [--export=N] [--only=sqlite,postgres]
  *
@@ -21,6 +22,8 @@ export interface ImportFigures {
   rows: number
   seconds: number
   rowsPerSecond: number
+  /** Whether another client read while the import ran. */
+  withReader: boolean
   /** Reads answered while the import ran, one after another on one connection. */
   reads: number
   worstReadMs: number
@@ -81,10 +84,19 @@ async function importCsv(service: Service, token: string, csv: string): Promise<
   return (JSON.parse(text) as { data: { imported: number } }).data.imported
 }
 
-/** Times one import of `rows` CSV rows while a reader keeps asking for a page of books. */
-export async function measureImport(engine: string, service: Service, token: string, rows: number): Promise<ImportFigures> {
+/**
+ * Times one import of `rows` CSV rows, alone or while a reader keeps asking for a page of books
+ * (whose requests take their share of both cores).
+ */
+export async function measureImport(
+  engine: string,
+  service: Service,
+  token: string,
+  rows: number,
+  withReader = true,
+): Promise<ImportFigures> {
   const csv = csvOf(rows, 0)
-  let importing = true
+  let importing = withReader
   let reads = 0
   let worst = 0
   const reader = (async () => {
@@ -102,7 +114,7 @@ export async function measureImport(engine: string, service: Service, token: str
   const seconds = (performance.now() - started) / 1000
   importing = false
   await reader
-  return { engine, rows: imported, seconds, rowsPerSecond: imported / seconds, reads, worstReadMs: worst }
+  return { engine, rows: imported, seconds, rowsPerSecond: imported / seconds, withReader, reads, worstReadMs: worst }
 }
 
 /** The service's peak RSS before and after one import of `rows` rows of about 330 characters. */
@@ -172,6 +184,8 @@ export async function measureTransfer({ rows, exportBooks, engines, log }: Trans
       const dbUrl = `sqlite:${join(work, 'transfer.db')}`
       importMemory.push(await withService(`sqlite:${join(work, 'memory.db')}`, (s, t) => measureImportMemory('SQLite', s, t, rows)))
       log(`  SQLite import memory: ${JSON.stringify(importMemory.at(-1))}`)
+      imports.push(await withService(`sqlite:${join(work, 'alone.db')}`, (s, t) => measureImport('SQLite', s, t, rows, false)))
+      log(`  SQLite import alone: ${JSON.stringify(imports.at(-1))}`)
       imports.push(await withService(dbUrl, (s, t) => measureImport('SQLite', s, t, rows)))
       log(`  SQLite import: ${JSON.stringify(imports.at(-1))}`)
       // Straight into the file, then a fresh process: its peak RSS is the export's.
@@ -185,15 +199,20 @@ export async function measureTransfer({ rows, exportBooks, engines, log }: Trans
   if (engines.includes('postgres')) {
     const name = `bench_transfer_${process.pid}`
     const database = await createDatabase(name)
-    if ('skip' in database) log(`  PostgreSQL: skipped, ${database.skip}`)
-    else {
+    // The import alone goes into an empty table of its own, as on SQLite; the one beside a reader
+    // into the table that the import of long rows filled.
+    const alone = 'skip' in database ? database : await createDatabase(`${name}_alone`)
+    if ('skip' in alone) log(`  PostgreSQL: skipped, ${alone.skip}`)
+    else if (!('skip' in database)) {
       try {
         importMemory.push(await withService(database.url, (s, t) => measureImportMemory('PostgreSQL', s, t, rows)))
         log(`  PostgreSQL import memory: ${JSON.stringify(importMemory.at(-1))}`)
+        imports.push(await withService(alone.url, (s, t) => measureImport('PostgreSQL', s, t, rows, false)))
+        log(`  PostgreSQL import alone: ${JSON.stringify(imports.at(-1))}`)
         imports.push(await withService(database.url, (s, t) => measureImport('PostgreSQL', s, t, rows)))
         log(`  PostgreSQL import: ${JSON.stringify(imports.at(-1))}`)
       } finally {
-        await dropDatabase(name)
+        await Promise.all([dropDatabase(name), dropDatabase(`${name}_alone`)])
       }
     }
   }
@@ -203,8 +222,9 @@ export async function measureTransfer({ rows, exportBooks, engines, log }: Trans
 export function transferTable({ imports, importMemory, exports }: Awaited<ReturnType<typeof measureTransfer>>): string {
   const lines = ['| import | rows | seconds | rows/s | worst read during it (ms) |', '|---|---:|---:|---:|---:|']
   for (const f of imports) {
+    const reads = f.withReader ? `${f.worstReadMs.toFixed(0)} (${f.reads} reads)` : 'none sent'
     lines.push(
-      `| ${f.engine} CSV | ${f.rows} | ${f.seconds.toFixed(2)} | ${Math.round(f.rowsPerSecond)} | ${f.worstReadMs.toFixed(0)} (${f.reads} reads) |`,
+      `| ${f.engine} CSV${f.withReader ? ', another client reading' : ', alone'} | ${f.rows} | ${f.seconds.toFixed(2)} | ${Math.round(f.rowsPerSecond)} | ${reads} |`,
     )
   }
   lines.push('', '| import of long rows | rows | MiB | peak RSS before → after (MiB) |', '|---|---:|---:|---:|')
