@@ -202,8 +202,10 @@ export async function measureTransfer({ rows, exportBooks, engines, log }: Trans
     // The import alone goes into an empty table of its own, as on SQLite; the one beside a reader
     // into the table that the import of long rows filled.
     const alone = 'skip' in database ? database : await createDatabase(`${name}_alone`)
-    if ('skip' in alone) log(`  PostgreSQL: skipped, ${alone.skip}`)
-    else if (!('skip' in database)) {
+    if ('skip' in alone || 'skip' in database) {
+      log(`  PostgreSQL: skipped, ${'skip' in alone ? alone.skip : ''}`)
+      await dropDatabase(name)
+    } else {
       try {
         importMemory.push(await withService(database.url, (s, t) => measureImportMemory('PostgreSQL', s, t, rows)))
         log(`  PostgreSQL import memory: ${JSON.stringify(importMemory.at(-1))}`)
