@@ -319,7 +319,7 @@ describe('accounts in the page', { skip, timeout: 180_000, concurrency: 2 }, () 
     })
     await page.clock.fastForward('14:01')
     await until(async () => tries === 1)
-    // The next try comes 15 s after the page has seen the first fail.
+    // The next try comes 15 s after the page has seen the first one fail.
     await fastForwardUntil(page, () => tries === 2)
     await page.clock.fastForward('01:00')
     const again = page.getByRole('dialog', { name: 'Sign in again to continue' })
