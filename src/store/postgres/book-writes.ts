@@ -186,12 +186,16 @@ export const TAKE_SEQ: Statement = {
   text: 'UPDATE change_seq SET last = last + $1 WHERE id = 1 RETURNING last - $1 AS base',
 }
 
-/** Records the `created` changes of books just inserted, numbered from `$1` on, in the order given. */
+/**
+ * Records the `created` changes of the books `$4` just inserted, numbered from `$1` on, in the
+ * order given. The books are read back from the table rather than sent again: an import's
+ * transaction then keeps only their ids until it seals them, not every title and author.
+ */
 export const RECORD_CREATED: Statement = {
   name: 'book_changes_record_created',
   text: `INSERT INTO book_changes (seq, book_id, kind, actor, at, title, author, year, revision)
-  SELECT $1 + n, id, 'created', $2, $3, title, author, year, 1
-  FROM unnest($4::bigint[], $5::text[], $6::text[], $7::int[]) WITH ORDINALITY AS u(id, title, author, year, n)`,
+  SELECT $1 + u.n, b.id, 'created', $2, $3, b.title, b.author, b.year, b.revision
+  FROM unnest($4::bigint[]) WITH ORDINALITY AS u(id, n) JOIN books b ON b.id = u.id`,
 }
 
 interface UpdatedRow extends Omit<StoredBook, 'title' | 'author' | 'year' | 'revision'> {

@@ -276,7 +276,6 @@ interface Staged {
   actor: string
   at: number
   ids: number[]
-  books: NewBook[]
 }
 
 /**
@@ -289,18 +288,10 @@ async function seal(query: Query, staged: Staged[]): Promise<void> {
   if (total === 0) return
   const { rows } = await query<{ base: number }>(TAKE_SEQ, [total])
   let base = rows[0]!.base
-  for (const { actor, at, ids, books } of staged) {
+  for (const { actor, at, ids } of staged) {
     for (let start = 0; start < ids.length; start += SEAL_CHUNK) {
-      const chunk = books.slice(start, start + SEAL_CHUNK)
-      await query(RECORD_CREATED, [
-        base,
-        actor,
-        at,
-        ids.slice(start, start + SEAL_CHUNK),
-        chunk.map((book) => book.title),
-        chunk.map((book) => book.author),
-        chunk.map((book) => book.year),
-      ])
+      const chunk = ids.slice(start, start + SEAL_CHUNK)
+      await query(RECORD_CREATED, [base, actor, at, chunk])
       base += chunk.length
     }
   }
@@ -530,7 +521,7 @@ export class PostgresStore implements Store {
     const createMany = async (actor: string, books: NewBook[]) => {
       const { rows } = await query<{ id: number }>(INSERT_MANY, bookColumns(books))
       const ids = rows.map((row) => row.id).sort((a, b) => a - b)
-      staged.push({ actor, at: Date.now(), ids, books })
+      staged.push({ actor, at: Date.now(), ids })
       return ids
     }
     let broken: Error | undefined
