@@ -142,43 +142,75 @@ export class Catalogue {
   }
 
   /**
+   * Whether an import's transaction may open before its file is read and checked (see
+   * Store.storesWhileReading): the route then hands importBooks the file as it is read.
+   */
+  get storesWhileReading(): boolean {
+    return this.#store.storesWhileReading
+  }
+
+  /**
    * Stores every book of the batches `read` gives, in order, all or none, with `receipt` in the
-   * same transaction; answers their new ids. With `skipDuplicates`, the rows that repeat a stored
-   * book or an earlier row are found first, all of them before any book is stored (so that the
-   * books of this import are never taken for stored ones), and left out: `read` is then called
-   * twice. The batches go to the store gathered as many as it stores at a time. `between` runs
-   * between batches, inside the transaction: an import lets other requests through there.
+   * same transaction; answers their new ids. `read` is iterated once, inside the transaction, and
+   * whatever it throws rolls the import back. With `skipDuplicates`, the rows that repeat a
+   * stored book or an earlier row are left out, found a thousand rows at a time as they come.
+   * The books go to the store as many at a time as it stores best, and one statement is stored
+   * while the next is gathered, so that an engine working on another core is kept busy while
+   * the file is read. `between` runs between batches, inside the transaction: an import lets
+   * other requests through there.
    */
   importBooks(
     { actor }: Principal,
-    read: () => AsyncIterable<ImportBatch>,
+    read: AsyncIterable<ImportBatch>,
     { skipDuplicates }: { skipDuplicates: boolean },
     between: () => Promise<void>,
     receipt?: Receipt<ImportedBooks>,
   ): Promise<ImportedBooks> {
     return this.#store.transaction(async (repositories) => {
-      const duplicates = new DuplicateFinder((books) => repositories.books.sameAs(books))
-      if (skipDuplicates) {
-        for await (const batch of read()) {
-          await duplicates.add(batch)
+      const { books } = repositories
+      const ids: number[] = []
+      /** This import's books already stored, which the lookups for duplicates may see. */
+      const own = new Set<number>()
+      let storing: Promise<number[]> | undefined
+      const settle = async () => {
+        if (storing === undefined) return
+        const stored = await storing
+        storing = undefined
+        ids.push(...stored)
+        if (skipDuplicates) for (const id of stored) own.add(id)
+      }
+      const send = async (part: NewBook[]) => {
+        await settle()
+        storing = books.createMany(actor, part)
+        // Awaited by the next settle; until then, a failure must not count as unhandled.
+        storing.catch(() => {})
+      }
+      const duplicates =
+        skipDuplicates &&
+        new DuplicateFinder(async (wanted) => {
+          const found = await books.sameAs(wanted)
+          // The statement in flight went before the lookup: its ids are this import's, not stored books.
+          await settle()
+          return found.map((id) => (id !== undefined && own.has(id) ? undefined : id))
+        })
+      const waiting: NewBook[] = []
+      const gather = async (part: NewBook[]) => {
+        waiting.push(...part)
+        while (waiting.length >= books.importRows) await send(waiting.splice(0, books.importRows))
+      }
+      try {
+        for await (const batch of read) {
+          await gather(duplicates ? (await duplicates.add(batch)).books : batch.books)
           await between()
         }
-        await duplicates.end()
+        if (duplicates) await gather((await duplicates.end()).books)
+        if (waiting.length > 0) await send(waiting)
+        await settle()
+      } finally {
+        // On the way out by an error, the statement in flight ends before the transaction does.
+        await storing?.catch(() => {})
       }
-      const ids: number[] = []
-      let waiting: NewBook[] = []
-      const storeWaiting = async () => {
-        ids.push(...(await repositories.books.createMany(actor, waiting)))
-        waiting = []
-      }
-      for await (const { rows, books } of read()) {
-        const kept = duplicates.rows.size === 0 ? books : books.filter((_, i) => !duplicates.rows.has(rows[i]!))
-        waiting.push(...kept)
-        if (waiting.length >= repositories.books.importRows) await storeWaiting()
-        await between()
-      }
-      if (waiting.length > 0) await storeWaiting()
-      const imported = { ids, duplicates: duplicates.listed }
+      const imported = { ids, duplicates: duplicates ? duplicates.listed : [] }
       await receipt?.(repositories, imported)
       return imported
     })

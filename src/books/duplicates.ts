@@ -29,12 +29,14 @@ export const LISTED_DUPLICATES = 100
  * duplicate. Stored books are looked up a thousand rows at a time through the store's index of
  * folded titles; the earlier rows are remembered by a digest of their folded members, 22
  * characters each, so that 100,000 rows take a few megabytes whatever their length. Rows go in in file order.
+ *
+ * The lookups may see the rows of the same import already stored, when its transaction stores
+ * what was kept as it reads: `sameAs` must answer those as no stored book, and the digests then
+ * find them as earlier rows.
  */
 export class DuplicateFinder {
   /** The first LISTED_DUPLICATES duplicates, in row order. */
   readonly listed: Duplicate[] = []
-  /** The rows of every duplicate found. */
-  readonly rows = new Set<number>()
   readonly #sameAs: SameAs
   /** Rows that will be stored, by the digest of what they are compared by. */
   readonly #kept = new Set<string>()
@@ -44,22 +46,26 @@ export class DuplicateFinder {
     this.#sameAs = sameAs
   }
 
-  /** Takes the next rows of the file; looks them up once a thousand are waiting. */
-  async add(batch: ImportBatch): Promise<void> {
+  /**
+   * Takes the next rows of the file, and looks them up once a thousand are waiting: answers the
+   * rows decided to be kept since the last call, in file order (none until a lookup runs).
+   */
+  async add(batch: ImportBatch): Promise<ImportBatch> {
     this.#pending.rows.push(...batch.rows)
     this.#pending.books.push(...batch.books)
-    if (this.#pending.books.length >= LOOKUP_ROWS) await this.#lookUp()
+    return this.#pending.books.length >= LOOKUP_ROWS ? this.#lookUp() : { rows: [], books: [] }
   }
 
-  /** Looks up the rows still waiting: call it after the last batch. */
-  async end(): Promise<void> {
-    if (this.#pending.books.length > 0) await this.#lookUp()
+  /** Looks up the rows still waiting, and answers those kept: call it after the last batch. */
+  async end(): Promise<ImportBatch> {
+    return this.#pending.books.length > 0 ? this.#lookUp() : { rows: [], books: [] }
   }
 
-  async #lookUp(): Promise<void> {
+  async #lookUp(): Promise<ImportBatch> {
     const { rows, books } = this.#pending
     this.#pending = { rows: [], books: [] }
     const stored = await this.#sameAs(books)
+    const kept: ImportBatch = { rows: [], books: [] }
     for (const [i, book] of books.entries()) {
       const id = stored[i]
       if (id !== undefined) {
@@ -68,13 +74,18 @@ export class DuplicateFinder {
       }
       // NUL is in no title or author, so no two books make the same text.
       const digest = hash('sha256', `${fold(book.title)}\u0000${fold(book.author)}\u0000${book.year}`, 'base64').slice(0, 22)
-      if (this.#kept.has(digest)) this.#found({ row: rows[i]!, id: null })
-      else this.#kept.add(digest)
+      if (this.#kept.has(digest)) {
+        this.#found({ row: rows[i]!, id: null })
+        continue
+      }
+      this.#kept.add(digest)
+      kept.rows.push(rows[i]!)
+      kept.books.push(book)
     }
+    return kept
   }
 
   #found(duplicate: Duplicate): void {
-    this.rows.add(duplicate.row)
     if (this.listed.length < LISTED_DUPLICATES) this.listed.push(duplicate)
   }
 }

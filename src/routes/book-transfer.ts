@@ -4,11 +4,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { clientKey } from '../auth/login-limiter.ts'
 import { csvExport, ndjsonExport } from '../formats/book-export.ts'
-import { BookImport, IMPORT_LIMITS } from '../formats/book-import.ts'
+import { BookImport, IMPORT_LIMITS, type CheckedBatch, type ReadOptions } from '../formats/book-import.ts'
 import { ImportTooLargeError, type RowError } from '../formats/import-errors.ts'
 import { declaredBody } from '../formats/import-format.ts'
 import { importOptionsOf } from '../formats/import-options.ts'
-import { ImportSpool } from '../formats/import-spool.ts'
+import { BodySpool, ImportSpool } from '../formats/import-spool.ts'
 import { envelope } from '../http/envelope.ts'
 import { Refusal } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
@@ -67,6 +67,15 @@ const tooLarge = () => new Refusal(413, 'Payload too large', { connection: 'clos
 const security = [{ token: [] }]
 
 async function* noBytes(): AsyncGenerator<Uint8Array> {}
+
+/** Thrown after the last book of a file that is refused, into the transaction storing them: it rolls back what they stored. */
+class FileRefused extends Error {}
+
+/** The checked batches of `reader`, and then FileRefused if `refused` says so once it has read the whole file. */
+async function* checkedInFull(reader: BookImport, refused: (reader: BookImport) => boolean): AsyncGenerator<CheckedBatch> {
+  yield* reader.checkedBatches()
+  if (refused(reader)) throw new FileRefused()
+}
 
 /** 400 with the problems found. Reading may have stopped before the end of the body: the connection cannot be reused. */
 function refuse(reply: FastifyReply, errors: RowError[]) {
@@ -131,10 +140,8 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
       // An empty body reaches no parser: it reads as a stream with nothing in it.
       const body = (request.body as AsyncIterable<Uint8Array> | undefined) ?? noBytes()
 
-      const reader = new BookImport(body, { ...declared, columns, keepValid: dryRun || skipInvalid })
-      // A dry run stores nothing, so it keeps nothing: it looks for duplicates as the rows come.
-      const spool = dryRun ? undefined : await ImportSpool.create()
-      const duplicates = dryRun ? catalogue.duplicatesOf() : undefined
+      const checking: ReadOptions = { ...declared, columns, keepValid: dryRun || skipInvalid }
+      const refused = (reader: BookImport) => reader.unreadable || (reader.errors.length > 0 && !dryRun && !skipInvalid)
       // Reading a body that has arrived, and storing, wait for nothing: other requests are let
       // through every few milliseconds.
       let turnStarted = performance.now()
@@ -143,45 +150,65 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
         await nextTurn()
         turnStarted = performance.now()
       }
+      const answerFor = ({ ids, duplicates: repeated }: ImportedBooks) =>
+        envelope(201, 'Books imported successfully', {
+          imported: ids.length,
+          ids,
+          ...(skipInvalid && { errors: reader.errors }),
+          ...(skipDuplicates && { duplicates: repeated }),
+        })
+      const claim = request.idempotency
+      const store = (books: AsyncIterable<CheckedBatch>) =>
+        catalogue.importBooks(
+          request.principal,
+          books,
+          { skipDuplicates },
+          between,
+          claim && ((repositories, stored) => claim.record(repositories, { status: 201, headers: {}, payload: answerFor(stored) })),
+        )
+      let reader: BookImport
+      let file: ImportSpool | BodySpool | undefined
+      let imported: ImportedBooks
       try {
-        try {
+        if (catalogue.storesWhileReading && !dryRun) {
+          // Received in full before the transaction opens, so that a slow client never holds the
+          // store; then read and checked as the store takes the books, all rolled back if refused.
+          file = await BodySpool.receive(body, IMPORT_LIMITS.maxBytes)
+          reader = new BookImport(file.bytes(), checking)
+          try {
+            imported = await store(checkedInFull(reader, refused))
+          } catch (err) {
+            if (err instanceof FileRefused) return refuse(reply, reader.errors)
+            throw err
+          }
+        } else {
           // Read and checked in full before the transaction opens: a slow client never holds the store.
+          reader = new BookImport(body, checking)
+          const spool = dryRun ? undefined : (file = await ImportSpool.create())
+          // A dry run stores nothing, so it keeps nothing: it looks for duplicates as the rows come.
+          const duplicates = dryRun ? catalogue.duplicatesOf() : undefined
           for await (const batch of reader.checkedBatches()) {
             await spool?.write(batch)
             await duplicates?.add(batch)
             await between()
           }
           await duplicates?.end()
-        } catch (err) {
-          if (err instanceof ImportTooLargeError) throw tooLarge()
-          throw err
+          if (refused(reader)) return refuse(reply, reader.errors)
+          if (spool === undefined) {
+            const { importable, errors, preview } = reader
+            const checked = { importable, errors, duplicates: duplicates?.listed ?? [], preview }
+            return reply.code(200).send(envelope(200, 'Import checked successfully', checked))
+          }
+          imported = await store(spool.batches())
         }
-        if (reader.unreadable || (reader.errors.length > 0 && !dryRun && !skipInvalid)) return refuse(reply, reader.errors)
-        if (spool === undefined) {
-          const { importable, errors, preview } = reader
-          const checked = { importable, errors, duplicates: duplicates?.listed ?? [], preview }
-          return reply.code(200).send(envelope(200, 'Import checked successfully', checked))
-        }
-        const answerFor = ({ ids, duplicates: repeated }: ImportedBooks) =>
-          envelope(201, 'Books imported successfully', {
-            imported: ids.length,
-            ids,
-            ...(skipInvalid && { errors: reader.errors }),
-            ...(skipDuplicates && { duplicates: repeated }),
-          })
-        const claim = request.idempotency
-        const imported = await catalogue.importBooks(
-          request.principal,
-          () => spool.batches(),
-          { skipDuplicates },
-          between,
-          claim && ((repositories, stored) => claim.record(repositories, { status: 201, headers: {}, payload: answerFor(stored) })),
-        )
-        metrics.countImportedBooks(imported.ids.length)
-        return reply.code(201).send(answerFor(imported))
+      } catch (err) {
+        if (err instanceof ImportTooLargeError) throw tooLarge()
+        throw err
       } finally {
-        await spool?.remove()
+        await file?.remove()
       }
+      metrics.countImportedBooks(imported.ids.length)
+      return reply.code(201).send(answerFor(imported))
     },
   )
 

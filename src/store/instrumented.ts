@@ -71,6 +71,7 @@ export function instrumentStore(store: Store, metrics: Pick<Metrics, 'observeSto
     // A read is recorded as `find` until its first page is read: the pages after it wait for the client.
     reader: { pages: (query, options) => timed(observe, 'find', () => store.reader.pages(query, options as never)) } as BookReader,
     changeSignals: store.changeSignals,
+    storesWhileReading: store.storesWhileReading,
     transaction: (work) => store.transaction((repositories) => work(instrumentRepositories(repositories, observe))),
     ping: () => timed(observe, 'ping', () => store.ping()),
     close: () => store.close(),

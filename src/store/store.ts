@@ -213,6 +213,14 @@ export interface Store extends Repositories {
    * The repositories must not be used after `work` settles; transactions do not nest.
    */
   transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T>
+  /**
+   * Whether an import is best stored while its file is still being read and checked, in a
+   * transaction that opens once the whole file has arrived: true where the engine does its work
+   * on a core of its own and a transaction held open holds back no other write (PostgreSQL).
+   * SQLite stores on the thread that reads, and its transaction holds every other write: its
+   * imports are read and checked in full first.
+   */
+  readonly storesWhileReading: boolean
   /** Resolves when the engine answers. */
   ping(): Promise<void>
   close(): Promise<void>

@@ -3,7 +3,8 @@ import { mkdtemp, open, readdir, readlink, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { ImportSpool, SpoolUnavailableError } from '../../src/formats/import-spool.ts'
+import { BodySpool, ImportSpool, SpoolUnavailableError } from '../../src/formats/import-spool.ts'
+import { ImportTooLargeError } from '../../src/formats/import-errors.ts'
 import type { CheckedBatch } from '../../src/formats/book-import.ts'
 
 // A temporary directory of this file's own: imports in other test files spool beside it in the shared one.
@@ -11,10 +12,10 @@ const ownTmp = await mkdtemp(join(tmpdir(), 'spool-test-'))
 process.env.TMPDIR = ownTmp
 after(() => rm(ownTmp, { recursive: true, force: true }))
 
-/** The files of this process's open descriptors that lie in the temporary directory. */
-async function openSpoolFiles(): Promise<string[]> {
+/** The files of this process's open descriptors that lie in the temporary directory, or are `also`. */
+async function openSpoolFiles(also?: string): Promise<string[]> {
   const targets = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))
-  return targets.filter((target) => target.startsWith(ownTmp))
+  return targets.filter((target) => target.startsWith(ownTmp) || target === also)
 }
 
 async function readAll(spool: ImportSpool): Promise<CheckedBatch[]> {
@@ -87,4 +88,48 @@ test('a full disk fails the import as unavailable for now (503), not as an inter
   } finally {
     await spool.remove()
   }
+})
+
+test('a body comes back byte for byte as it arrived, in chunks, however it was cut', async () => {
+  const body = Buffer.from(Array.from({ length: 200_000 }, (_, n) => `${n},Cien años de soledad 😀\r\n`).join(''))
+  const arriving = async function* () {
+    for (let start = 0; start < body.length; start += 10_007) yield body.subarray(start, start + 10_007)
+  }
+  const spool = await BodySpool.receive(arriving(), body.length)
+  try {
+    const chunks = [...spool.bytes()].map((chunk) => Buffer.from(chunk))
+    assert.ok(chunks.length > 1)
+    assert.ok(Buffer.concat(chunks).equals(body))
+    // Read from the start each time.
+    assert.ok(Buffer.concat([...spool.bytes()].map((chunk) => Buffer.from(chunk))).equals(body))
+  } finally {
+    await spool.remove()
+  }
+  assert.deepEqual(await openSpoolFiles(), [])
+})
+
+test('a body over the limit, or one that stops arriving, fails and leaves no file or descriptor behind', async () => {
+  const tooLarge = async function* () {
+    yield Buffer.alloc(600)
+    yield Buffer.alloc(600)
+  }
+  await assert.rejects(BodySpool.receive(tooLarge(), 1000), ImportTooLargeError)
+  const cut = async function* () {
+    yield Buffer.alloc(600)
+    throw new Error('aborted')
+  }
+  await assert.rejects(BodySpool.receive(cut(), 1000), /aborted/)
+  assert.deepEqual(await readdir(ownTmp), [])
+  assert.deepEqual(await openSpoolFiles(), [])
+})
+
+test('a body that cannot be written to a full disk is unavailable for now (503), and its descriptor is closed', async () => {
+  const body = async function* () {
+    for (let i = 0; i < 100; i++) yield Buffer.alloc(64 * 1024)
+  }
+  await assert.rejects(
+    BodySpool.receive(body(), 32 * 1024 * 1024, ownTmp, () => open('/dev/full', 'w')),
+    SpoolUnavailableError,
+  )
+  assert.deepEqual(await openSpoolFiles('/dev/full'), [])
 })

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { Readable } from 'node:stream'
 import { describe, test, type TestContext } from 'node:test'
+import { setTimeout } from 'node:timers/promises'
 import type { FastifyInstance, InjectOptions } from 'fastify'
+import type { Store } from '../../src/store/store.ts'
 import { assertEnvelope, buildTestApp, dune, issueToken, listenOnLoopback, storeEngines, withToken } from '../helpers.ts'
 
 const emma = { title: 'Emma', author: 'Jane Austen', year: 1815 }
@@ -87,6 +89,57 @@ for (const engine of storeEngines) {
         ],
       })
       assert.deepEqual(await stored(), [])
+    })
+
+    test('a file refused by its last row stores nothing, though its earlier rows filled statements of their own', async (t) => {
+      const { importBody, stored } = await service(t)
+      const csv = `title,author,year\n${'Dune,Frank Herbert,1965\n'.repeat(1200)}Emma,Jane Austen,18.15\n`
+      const data = assertEnvelope(await importBody(csv, 'text/csv'), 400, 'Invalid input')
+      assert.deepEqual(data, { errors: [{ row: 1201, message: 'year must be an integer from -9999 to 9999' }] })
+      assert.deepEqual(await stored(), [])
+    })
+
+    test("a body sent slowly holds no transaction: the import's opens once the whole body has arrived", { timeout: 30_000 }, async (t) => {
+      const store = await engine.open()
+      let opened: number | undefined
+      // Bound to the store itself: its methods use private fields, which a copy does not have.
+      const watched: Store = {
+        reader: store.reader,
+        books: store.books,
+        changes: store.changes,
+        trash: store.trash,
+        accounts: store.accounts,
+        loginFailures: store.loginFailures,
+        idempotencyKeys: store.idempotencyKeys,
+        storesWhileReading: store.storesWhileReading,
+        transaction: (work) => {
+          opened ??= performance.now()
+          return store.transaction(work)
+        },
+        ping: () => store.ping(),
+        close: () => store.close(),
+      }
+      const app = await buildTestApp({}, { store: watched })
+      t.after(() => app.close())
+      const port = await listenOnLoopback(app)
+      const head = 'title,author,year\n' + 'Dune,Frank Herbert,1965\n'.repeat(1000)
+      const tail = 'Emma,Jane Austen,1815\n'
+      const socket = connect(port, '127.0.0.1')
+      t.after(() => socket.destroy())
+      const answer = new Promise<string>((resolve) => {
+        let text = ''
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString()))
+        socket.on('end', () => resolve(text))
+      })
+      socket.write(
+        `POST /books/import HTTP/1.1\r\nHost: x\r\nAuthorization: ${await issueToken(app)}\r\nContent-Type: text/csv\r\nConnection: close\r\n` +
+          `Content-Length: ${Buffer.byteLength(head + tail)}\r\n\r\n${head}`,
+      )
+      await setTimeout(300)
+      const lastSent = performance.now()
+      socket.write(tail)
+      assert.match(await answer, /^HTTP\/1\.1 201 /)
+      assert.ok(opened !== undefined && opened >= lastSent, `the transaction opened ${lastSent - (opened ?? NaN)} ms before the body's end`)
     })
 
     test('each kind of bad body is 400 naming the problem, and stores nothing', async (t) => {

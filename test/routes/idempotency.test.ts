@@ -27,6 +27,7 @@ function heldStore(store: Store, where: 'before' | 'after') {
     accounts: store.accounts,
     loginFailures: store.loginFailures,
     idempotencyKeys: store.idempotencyKeys,
+    storesWhileReading: store.storesWhileReading,
     async transaction(work) {
       if (where === 'before') {
         entered.fire()

@@ -37,6 +37,7 @@ async function serveWith(t: TestContext, reader: BookReader) {
     accounts: real.accounts,
     loginFailures: real.loginFailures,
     idempotencyKeys: real.idempotencyKeys,
+    storesWhileReading: real.storesWhileReading,
     transaction: real.transaction.bind(real),
     ping: real.ping.bind(real),
     close: real.close.bind(real),

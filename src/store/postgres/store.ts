@@ -372,6 +372,7 @@ export class PostgresStore implements Store {
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly reader: BookReader
   readonly changeSignals: ChangeSignals
+  readonly storesWhileReading = true
   readonly #pool: pg.Pool
   /** Where finds run: a quarter of the connections, so that they can never take every one, nor every core of the server. */
   readonly #findPool: pg.Pool

@@ -527,6 +527,7 @@ export class SqliteStore implements Store {
   readonly loginFailures: LoginFailureRepository
   readonly idempotencyKeys: IdempotencyKeyRepository
   readonly reader: BookReader
+  readonly storesWhileReading = false
   readonly #db: DatabaseSync
   /** Where lookups by id and probes read, on a connection of their own: a transaction holding the writer's never holds them. */
   readonly #lookups: DatabaseSync
