@@ -169,15 +169,12 @@ export class Catalogue {
     return this.#store.transaction(async (repositories) => {
       const { books } = repositories
       const ids: number[] = []
-      /** This import's books already stored, which the lookups for duplicates may see. */
-      const own = new Set<number>()
       let storing: Promise<number[]> | undefined
       const settle = async () => {
         if (storing === undefined) return
         const stored = await storing
         storing = undefined
         ids.push(...stored)
-        if (skipDuplicates) for (const id of stored) own.add(id)
       }
       const send = async (part: NewBook[]) => {
         await settle()
@@ -188,10 +185,10 @@ export class Catalogue {
       const duplicates =
         skipDuplicates &&
         new DuplicateFinder(async (wanted) => {
-          const found = await books.sameAs(wanted)
-          // The statement in flight went before the lookup: its ids are this import's, not stored books.
+          // Only the books stored before this import's first: its own are earlier rows, which
+          // the finder knows by their digests. Identities rise, so the first id is the smallest.
           await settle()
-          return found.map((id) => (id !== undefined && own.has(id) ? undefined : id))
+          return books.sameAs(wanted, ids[0])
         })
       const waiting: NewBook[] = []
       const gather = async (part: NewBook[]) => {

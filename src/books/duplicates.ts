@@ -30,9 +30,8 @@ export const LISTED_DUPLICATES = 100
  * folded titles; the earlier rows are remembered by a digest of their folded members, 22
  * characters each, so that 100,000 rows take a few megabytes whatever their length. Rows go in in file order.
  *
- * The lookups may see the rows of the same import already stored, when its transaction stores
- * what was kept as it reads: `sameAs` must answer those as no stored book, and the digests then
- * find them as earlier rows.
+ * When the transaction of an import stores what was kept as it reads, `sameAs` must look only
+ * at the books stored before the import's: the digests find its own as earlier rows.
  */
 export class DuplicateFinder {
   /** The first LISTED_DUPLICATES duplicates, in row order. */

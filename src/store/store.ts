@@ -23,8 +23,10 @@ export interface BookRepository {
    * For each of `books`, the smallest id of a stored book with the same title and author, folded
    * as search folds them (see books/folding.ts), and the same year; undefined where there is none.
    * Books in the trash are not stored books. Found through the index of the folded titles.
+   * With `below`, only books whose id is below it: an import that stores as it looks passes its
+   * first id, so that its own books are never taken for stored ones, nor read again and again.
    */
-  sameAs(books: NewBook[]): Promise<(number | undefined)[]>
+  sameAs(books: NewBook[], below?: number): Promise<(number | undefined)[]>
   /**
    * Applies `changes` when the book exists and, if `expectedRevisions` is given,
    * its revision is one of them; in one atomic step.

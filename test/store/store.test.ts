@@ -174,6 +174,19 @@ for (const engine of storeEngines) {
       assert.deepEqual(asJson(await store.books.get(kept!.id)), asJson(kept))
     })
 
+    it('finds the smallest id of a stored book that a book repeats, folded, and with `below` only those below it', async () => {
+      const [first, second] = await Promise.all([store.books.create('tester', dune), store.books.create('tester', dune)])
+      const [older, newer] = [first!.id, second!.id].sort((a, b) => a - b)
+      const repeat = { title: 'DUNE', author: 'frank herbert', year: 1965 }
+      const other = { ...dune, year: 1966 }
+      assert.deepEqual(await store.books.sameAs([repeat, other]), [older, undefined])
+      assert.deepEqual(await store.books.sameAs([repeat], newer! + 1), [older])
+      assert.deepEqual(await store.books.sameAs([repeat], older), [undefined])
+      await store.books.delete('tester', older!)
+      assert.deepEqual(await store.books.sameAs([repeat], newer), [undefined])
+      assert.deepEqual(await store.books.sameAs([repeat]), [newer])
+    })
+
     it('gives the newest failed logins of a key after a time, newest first, at most as many as asked', async () => {
       for (const at of [1000, 2000, 3000, 3000, 4000]) await store.loginFailures.record('203.0.113.7', at, 0)
       await store.loginFailures.record('203.0.113.8', 5000, 0)

@@ -85,7 +85,7 @@ const SAME_AS: Statement = {
         SELECT id, title_folded, author_folded, year FROM books
         WHERE book_filing_title(title_folded) = book_filing_title(w.title_folded) OFFSET 0
       ) t
-      WHERE t.title_folded = w.title_folded AND t.author_folded = w.author_folded AND t.year = w.year) AS id
+      WHERE t.title_folded = w.title_folded AND t.author_folded = w.author_folded AND t.year = w.year AND t.id < $4) AS id
   FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS w(title_folded, author_folded, year, n)
   ORDER BY w.n`,
 }
@@ -219,12 +219,13 @@ function bookRepository(
     createMany,
     importRows: IMPORT_ROWS,
     get,
-    async sameAs(books) {
+    async sameAs(books, below = Number.MAX_SAFE_INTEGER) {
       await beforeSameAs?.()
       const { rows } = await query<{ id: number | null }>(SAME_AS, [
         books.map((book) => fold(book.title)),
         books.map((book) => fold(book.author)),
         books.map((book) => book.year),
+        below,
       ])
       return rows.map(({ id }) => id ?? undefined)
     },

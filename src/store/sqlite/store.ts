@@ -190,17 +190,20 @@ function prepareStatements(db: DatabaseSync) {
     completeKey: db.prepare(`UPDATE idempotency_keys SET fingerprint = ?, status = ?, headers = ?, body = ?
       WHERE scope = ? AND key = ? AND status IS NULL`),
     releaseKey: db.prepare('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL'),
-    // The books stored with any of the folded titles, authors and years of a JSON array of
-    // [title, author, year]: the indexed ones through the title index, one look-up per entry;
-    // the tail, which no index holds, read once against all the entries.
+    // The books below an id stored with any of the folded titles, authors and years of a JSON
+    // array of [title, author, year]: the indexed ones through the title index, one look-up per
+    // entry; the tail, which no index holds, read once against all the entries, only up to that
+    // id, so that an import's own books, all in the tail, are not read at each look-up.
     sameAs: db.prepare(`WITH wanted (title_folded, author_folded, year) AS MATERIALIZED (
-        SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)
+        SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(:wanted)
       )
       SELECT b.id, b.title_folded, b.author_folded, b.year FROM wanted AS w CROSS JOIN books AS b INDEXED BY books_by_title
       WHERE b.indexed = 1 AND b.title_folded = w.title_folded AND b.author_folded = w.author_folded AND b.year = w.year
+        AND b.id < :below
       UNION ALL
-      SELECT id, title_folded, author_folded, year FROM books
-      WHERE indexed IS NULL AND (title_folded, author_folded, year) IN (SELECT title_folded, author_folded, year FROM wanted)`),
+      SELECT id, title_folded, author_folded, year FROM books INDEXED BY books_tail
+      WHERE indexed IS NULL AND id < :below
+        AND (title_folded, author_folded, year) IN (SELECT title_folded, author_folded, year FROM wanted)`),
     ping: db.prepare('SELECT 1'),
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
@@ -288,11 +291,11 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
     // Each call runs at once on the thread that answers every request: more books would hold them longer.
     importRows: 100,
     get: (id) => run.read((sql) => sql.select.get(id) as StoredBook | undefined),
-    sameAs: (books) => {
+    sameAs: (books, below = Number.MAX_SAFE_INTEGER) => {
       const wanted = books.map((book) => [fold(book.title), fold(book.author), book.year] as const)
       return run.read((sql) => {
         const found = new Map<string, number>()
-        for (const row of sql.sameAs.all(JSON.stringify(wanted)) as unknown as SameBookRow[]) {
+        for (const row of sql.sameAs.all({ wanted: JSON.stringify(wanted), below }) as unknown as SameBookRow[]) {
           const key = sameKey(row.title_folded, row.author_folded, row.year)
           found.set(key, Math.min(row.id, found.get(key) ?? row.id))
         }
