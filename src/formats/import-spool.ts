@@ -69,6 +69,7 @@ abstract class Spool {
 
   protected append(data: string | Uint8Array): void {
     const fd = this.#file.fd
+    // Two overloads of writeSync: text is encoded as it is written, without a copy of its own.
     this.#io(() => (typeof data === 'string' ? writeSync(fd, data) : writeSync(fd, data)))
   }
 
