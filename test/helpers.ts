@@ -101,6 +101,28 @@ export const searchEngines: StoreEngine[] = [
 ]
 
 /**
+ * The same store with some of its members replaced: the others are bound to the store itself,
+ * since its methods use private fields, which a copy does not have.
+ */
+export function storeWith(store: Store, replaced: Partial<Store>): Store {
+  return {
+    reader: store.reader,
+    books: store.books,
+    changes: store.changes,
+    trash: store.trash,
+    accounts: store.accounts,
+    loginFailures: store.loginFailures,
+    idempotencyKeys: store.idempotencyKeys,
+    changeSignals: store.changeSignals,
+    storesWhileReading: store.storesWhileReading,
+    transaction: (work) => store.transaction(work),
+    ping: () => store.ping(),
+    close: () => store.close(),
+    ...replaced,
+  }
+}
+
+/**
  * A store in an SQLite file of its own, removed when the store is closed: unlike an in-memory
  * database, a file is read by the store's reader threads, as the service reads it.
  */

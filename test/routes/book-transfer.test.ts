@@ -4,11 +4,31 @@ import { Readable } from 'node:stream'
 import { describe, test, type TestContext } from 'node:test'
 import { setTimeout } from 'node:timers/promises'
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import type { Store } from '../../src/store/store.ts'
-import { assertEnvelope, buildTestApp, dune, issueToken, listenOnLoopback, storeEngines, withToken } from '../helpers.ts'
+import { assertEnvelope, buildTestApp, dune, issueToken, listenOnLoopback, storeEngines, storeWith, withToken } from '../helpers.ts'
 
 const emma = { title: 'Emma', author: 'Jane Austen', year: 1815 }
 const garcia = { title: 'Cien años de soledad', author: 'Gabriel García Márquez', year: 1967 }
+
+/**
+ * Sends an import of 1,001 rows over a connection of its own, all but its last row at once: the
+ * rest goes when `sendTheRest` is called, and `answer` is what came back when the service closed it.
+ */
+function importInTwo(t: TestContext, port: number, token: string) {
+  const head = 'title,author,year\n' + 'Dune,Frank Herbert,1965\n'.repeat(1000)
+  const tail = 'Emma,Jane Austen,1815\n'
+  const socket = connect(port, '127.0.0.1')
+  t.after(() => socket.destroy())
+  const answer = new Promise<string>((resolve) => {
+    let text = ''
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString()))
+    socket.on('end', () => resolve(text))
+  })
+  socket.write(
+    `POST /books/import HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nContent-Type: text/csv\r\nConnection: close\r\n` +
+      `Content-Length: ${Buffer.byteLength(head + tail)}\r\n\r\n${head}`,
+  )
+  return { sendTheRest: () => socket.write(tail), answer }
+}
 
 for (const engine of storeEngines) {
   describe(`import and export on ${engine.name}`, { skip: engine.skip }, () => {
@@ -102,42 +122,18 @@ for (const engine of storeEngines) {
     test("a body sent slowly holds no transaction: the import's opens once the whole body has arrived", { timeout: 30_000 }, async (t) => {
       const store = await engine.open()
       let opened: number | undefined
-      // Bound to the store itself: its methods use private fields, which a copy does not have.
-      const watched: Store = {
-        reader: store.reader,
-        books: store.books,
-        changes: store.changes,
-        trash: store.trash,
-        accounts: store.accounts,
-        loginFailures: store.loginFailures,
-        idempotencyKeys: store.idempotencyKeys,
-        storesWhileReading: store.storesWhileReading,
+      const watched = storeWith(store, {
         transaction: (work) => {
           opened ??= performance.now()
           return store.transaction(work)
         },
-        ping: () => store.ping(),
-        close: () => store.close(),
-      }
+      })
       const app = await buildTestApp({}, { store: watched })
       t.after(() => app.close())
-      const port = await listenOnLoopback(app)
-      const head = 'title,author,year\n' + 'Dune,Frank Herbert,1965\n'.repeat(1000)
-      const tail = 'Emma,Jane Austen,1815\n'
-      const socket = connect(port, '127.0.0.1')
-      t.after(() => socket.destroy())
-      const answer = new Promise<string>((resolve) => {
-        let text = ''
-        socket.on('data', (chunk: Buffer) => (text += chunk.toString()))
-        socket.on('end', () => resolve(text))
-      })
-      socket.write(
-        `POST /books/import HTTP/1.1\r\nHost: x\r\nAuthorization: ${await issueToken(app)}\r\nContent-Type: text/csv\r\nConnection: close\r\n` +
-          `Content-Length: ${Buffer.byteLength(head + tail)}\r\n\r\n${head}`,
-      )
+      const { sendTheRest, answer } = importInTwo(t, await listenOnLoopback(app), await issueToken(app))
       await setTimeout(300)
       const lastSent = performance.now()
-      socket.write(tail)
+      sendTheRest()
       assert.match(await answer, /^HTTP\/1\.1 201 /)
       assert.ok(opened !== undefined && opened >= lastSent, `the transaction opened ${lastSent - (opened ?? NaN)} ms before the body's end`)
     })
@@ -200,26 +196,12 @@ for (const engine of storeEngines) {
 
     test('other requests are answered while an import streams in', { timeout: 30_000 }, async (t) => {
       const { app, call } = await service(t)
-      const port = await listenOnLoopback(app)
-      const token = await issueToken(app)
-      const head = 'title,author,year\n' + 'Dune,Frank Herbert,1965\n'.repeat(1000)
-      const tail = 'Emma,Jane Austen,1815\n'
-      const socket = connect(port, '127.0.0.1')
-      t.after(() => socket.destroy())
-      const answer = new Promise<string>((resolve) => {
-        let text = ''
-        socket.on('data', (chunk: Buffer) => (text += chunk.toString()))
-        socket.on('end', () => resolve(text))
-      })
-      socket.write(
-        `POST /books/import HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nContent-Type: text/csv\r\nConnection: close\r\n` +
-          `Content-Length: ${Buffer.byteLength(head + tail)}\r\n\r\n${head}`,
-      )
+      const { sendTheRest, answer } = importInTwo(t, await listenOnLoopback(app), await issueToken(app))
       // The import has half its body and waits for the rest: a read and a write go through meanwhile.
       const read = await call({ method: 'GET', url: '/books' })
       assert.equal(read.statusCode, 200)
       assert.equal((await call({ method: 'POST', url: '/book', payload: emma })).statusCode, 201)
-      socket.write(tail)
+      sendTheRest()
       assert.match(await answer, /^HTTP\/1\.1 201 /)
     })
 

@@ -3,7 +3,7 @@ import { connect } from 'node:net'
 import { after, describe, test, type TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Store } from '../../src/store/store.ts'
-import { buildTestApp, dune, issueToken, listenOnLoopback, storeEngines, withToken } from '../helpers.ts'
+import { buildTestApp, dune, issueToken, listenOnLoopback, storeEngines, storeWith, withToken } from '../helpers.ts'
 import { call, login, serviceEnv, startService } from '../support/service.ts'
 
 const emma = { title: 'Emma', author: 'Jane Austen', year: 1815 }
@@ -19,15 +19,7 @@ function signal<T = void>() {
 function heldStore(store: Store, where: 'before' | 'after') {
   const entered = signal()
   const release = signal()
-  const held: Store = {
-    reader: store.reader,
-    books: store.books,
-    changes: store.changes,
-    trash: store.trash,
-    accounts: store.accounts,
-    loginFailures: store.loginFailures,
-    idempotencyKeys: store.idempotencyKeys,
-    storesWhileReading: store.storesWhileReading,
+  const held = storeWith(store, {
     async transaction(work) {
       if (where === 'before') {
         entered.fire()
@@ -39,9 +31,7 @@ function heldStore(store: Store, where: 'before' | 'after') {
       await release.fired
       return result
     },
-    ping: () => store.ping(),
-    close: () => store.close(),
-  }
+  })
   return { held, entered: entered.fired, release: release.fire }
 }
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { test, type TestContext } from 'node:test'
 import { readPages, type PageStep } from '../../src/store/pages.ts'
-import type { BookReader, JsonPage, Store } from '../../src/store/store.ts'
+import type { BookReader, JsonPage } from '../../src/store/store.ts'
 import { SqliteStore } from '../../src/store/sqlite/store.ts'
-import { buildTestApp, issueToken, listenOnLoopback } from '../helpers.ts'
+import { buildTestApp, issueToken, listenOnLoopback, storeWith } from '../helpers.ts'
 
 const PAGES = 40
 const PAGE = 1000
@@ -28,20 +28,7 @@ function nextAnswer(socket: Socket): Promise<void> {
 /** The service on an in-memory store that reads books through `reader`: its port and a token. */
 async function serveWith(t: TestContext, reader: BookReader) {
   const real = new SqliteStore({ path: ':memory:' })
-  // Bound to the store itself: its methods use private fields, which a copy does not have.
-  const store: Store = {
-    reader,
-    books: real.books,
-    changes: real.changes,
-    trash: real.trash,
-    accounts: real.accounts,
-    loginFailures: real.loginFailures,
-    idempotencyKeys: real.idempotencyKeys,
-    storesWhileReading: real.storesWhileReading,
-    transaction: real.transaction.bind(real),
-    ping: real.ping.bind(real),
-    close: real.close.bind(real),
-  }
+  const store = storeWith(real, { reader })
   const app = await buildTestApp({}, { store })
   t.after(() => app.close())
   return { port: await listenOnLoopback(app), token: await issueToken(app) }
