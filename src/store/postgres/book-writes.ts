@@ -4,6 +4,7 @@ import type { DeleteResult, UpdateResult } from '../store.ts'
 import type { ChangeKind } from '../../books/change.ts'
 import type { BookChanges, NewBook, StoredBook } from '../../books/book.ts'
 import type { BatchedWrite } from './group-commit.ts'
+import { lexemesOf, wordsOf } from './lexemes.ts'
 
 /** A statement each connection prepares once, by name, and then only binds and executes. */
 interface Statement {
@@ -32,14 +33,14 @@ const KEYS = 'title_folded, author_folded, title_words, author_words'
  * Inserts the arrays of `bookColumns`, one statement for any number of books. Ordinality keeps the
  * rows in the order given, so their identities rise in that order.
  */
-export const INSERT_BOOK_COLUMNS = `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-  SELECT title, author, year, title_folded, author_folded, title_words, author_words
-  FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
-    WITH ORDINALITY AS u(title, author, year, title_folded, author_folded, title_words, author_words, n)
+export const INSERT_BOOK_COLUMNS = `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words, words)
+  SELECT title, author, year, title_folded, author_folded, title_words, author_words, ${wordsOf('lexemes')}
+  FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+    WITH ORDINALITY AS u(title, author, year, title_folded, author_folded, title_words, author_words, lexemes, n)
   ORDER BY n`
 
-/** The books as the arrays `INSERT_BOOK_COLUMNS` takes: each member, then each search key. */
-export function bookColumns(books: readonly NewBook[]): [string[], string[], number[], string[], string[], string[], string[]] {
+/** The books as the arrays `INSERT_BOOK_COLUMNS` takes: each member, then each search key, then the lexemes. */
+export function bookColumns(books: readonly NewBook[]): [string[], string[], number[], string[], string[], string[], string[], string[]] {
   const keys = books.map(searchKeys)
   return [
     books.map((book) => book.title),
@@ -49,6 +50,7 @@ export function bookColumns(books: readonly NewBook[]): [string[], string[], num
     keys.map((key) => key.authorFolded),
     keys.map((key) => key.titleWords),
     keys.map((key) => key.authorWords),
+    keys.map((key) => lexemesOf(key.titleWords, key.authorWords)),
   ]
 }
 
@@ -78,16 +80,16 @@ function recordChanges(source: string, kind: ChangeKind, at: string): string {
 const INSERT: Statement = {
   name: 'books_insert_batch',
   text: `WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-      WITH ORDINALITY AS u(title, author, year, title_folded, author_folded, title_words, author_words, actor, n)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+      WITH ORDINALITY AS u(title, author, year, title_folded, author_folded, title_words, author_words, lexemes, actor, n)
   ), inserted AS (
-    INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-    SELECT title, author, year, title_folded, author_folded, title_words, author_words FROM input ORDER BY n
+    INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words, words)
+    SELECT title, author, year, title_folded, author_folded, title_words, author_words, ${wordsOf('lexemes')} FROM input ORDER BY n
     RETURNING ${COLUMNS}
   ), created AS (
     -- Identities rise in the order the rows went in: the nth smallest is the nth input.
     SELECT i.*, input.actor FROM (SELECT *, row_number() OVER (ORDER BY id) AS n FROM inserted) i JOIN input USING (n)
-  ), ${recordChanges('created', 'created', '$9')}
+  ), ${recordChanges('created', 'created', '$10')}
   SELECT ${COLUMNS} FROM created`,
 }
 
@@ -107,6 +109,8 @@ const UPDATE: Statement = {
     SET title = coalesce(u.title, b.title), author = coalesce(u.author, b.author), year = coalesce(u.year, b.year),
         title_folded = coalesce(u.title_folded, b.title_folded), author_folded = coalesce(u.author_folded, b.author_folded),
         title_words = coalesce(u.title_words, b.title_words), author_words = coalesce(u.author_words, b.author_words),
+        words = CASE WHEN u.title_words IS NULL AND u.author_words IS NULL THEN b.words
+          ELSE book_lexemes(coalesce(u.title_words, b.title_words) || ' ' || coalesce(u.author_words, b.author_words)) END,
         revision = b.revision + 1
     FROM input u
     WHERE b.id = u.id AND (SELECT count(*) FROM locked) >= 0
@@ -157,8 +161,8 @@ const RESTORE: Statement = {
     RETURNING t.id, t.title, t.author, t.year, t.revision + 1 AS revision,
       t.title_folded, t.author_folded, t.title_words, t.author_words, u.actor, u.n
   ), reinserted AS (
-    INSERT INTO books (${COLUMNS}, ${KEYS}) OVERRIDING SYSTEM VALUE
-    SELECT ${COLUMNS}, ${KEYS} FROM restored
+    INSERT INTO books (${COLUMNS}, ${KEYS}, words) OVERRIDING SYSTEM VALUE
+    SELECT ${COLUMNS}, ${KEYS}, book_lexemes(title_words || ' ' || author_words) FROM restored
   ), ${recordChanges('restored', 'restored', '$3')}
   SELECT ${COLUMNS} FROM restored`,
 }

@@ -1,4 +1,5 @@
 import { WALKED, type BookSource, type FindDialect } from '../sql/find.ts'
+import { INDEXED_BEGINNING } from './lexemes.ts'
 
 /** LIKE's wildcards and its escape character as plain characters. */
 function likeLiteral(text: string): string {
@@ -9,9 +10,6 @@ function likeLiteral(text: string): string {
 function lexeme(word: string): string {
   return `'${word.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
 }
-
-/** How long a beginning of a word the index holds as a lexeme of its own (migration 011). */
-const INDEXED_BEGINNING = 3
 
 /** The tsquery term for "a word begins with `word`": one of the indexed length is looked up whole. */
 function beginning(word: string): string {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import pg from 'pg'
 import { loadMigrations } from '../../../src/store/migrations.ts'
+import { lexemesOf, wordsOf } from '../../../src/store/postgres/lexemes.ts'
+import { PostgresStore } from '../../../src/store/postgres/store.ts'
 import { storeEngines } from '../../helpers.ts'
 import { createTestSchema } from '../../support/postgres.ts'
 import { seededRandom, testSeed } from '../../support/seed.ts'
@@ -44,4 +46,55 @@ it('stores the same lexemes for a book after book_lexemes() became a loop as bef
   await run((version) => version === LOOP)
   assert.deepEqual(await write(), before)
   assert.ok(before.some((words) => words.includes("'abc~'")))
+})
+
+it('sends, for any words, the lexemes that book_lexemes() makes of them', { skip: postgres.skip }, async (t) => {
+  const schema = await createTestSchema()
+  t.after(() => schema.drop())
+  const client = new pg.Client({ connectionString: schema.url })
+  await client.connect()
+  t.after(() => client.end())
+  for (const migration of loadMigrations('postgres')) await client.query(migration.sql)
+  const lists = [...wordLists(testSeed(t), 2000), ['😀😀 😀😀😀 a😀b', '𝔘𝔫𝔦 𝔘𝔫']] as [string, string][]
+  const { rows } = await client.query<{ sent: string; made: string }>(
+    `SELECT ${wordsOf('lexemes')}::text AS sent, book_lexemes(title_words || ' ' || author_words)::text AS made
+     FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS u(title_words, author_words, lexemes, n) ORDER BY n`,
+    [lists.map(([title]) => title), lists.map(([, author]) => author), lists.map(([title, author]) => lexemesOf(title, author))],
+  )
+  assert.deepEqual(
+    rows.map((row) => row.sent),
+    rows.map((row) => row.made),
+  )
+  assert.ok(rows.at(-1)!.made.includes("'😀😀😀~'"))
+})
+
+it('stores the lexemes of its words with every book that each write stores or changes', { skip: postgres.skip }, async (t) => {
+  const schema = await createTestSchema()
+  t.after(() => schema.drop())
+  const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+  t.after(() => store.close())
+  const created = await store.books.create('ada', { title: 'The Left Hand of Darkness', author: 'Ursula K. Le Guin', year: 1969 })
+  const imported = await store.transaction(({ books }) =>
+    books.createMany('ada', [
+      { title: 'Cien años de soledad', author: 'Gabriel García Márquez', year: 1967 },
+      { title: 'Dune', author: 'Frank Herbert', year: 1965 },
+    ]),
+  )
+  await store.books.update('ada', created.id, { title: 'The Dispossessed' })
+  await store.books.update('ada', imported[0]!, { author: 'G. García Márquez' })
+  await store.books.update('ada', imported[1]!, { year: 1966 })
+  await store.books.delete('ada', imported[1]!)
+  await store.books.restore('ada', imported[1]!)
+  const client = new pg.Client({ connectionString: schema.url })
+  await client.connect()
+  t.after(() => client.end())
+  const { rows } = await client.query<{ title: string; words: string; made: string }>(
+    `SELECT title, words::text AS words, book_lexemes(title_words || ' ' || author_words)::text AS made FROM books ORDER BY id`,
+  )
+  assert.deepEqual(
+    rows.map(({ title }) => title),
+    ['The Dispossessed', 'Cien años de soledad', 'Dune'],
+  )
+  for (const row of rows) assert.equal(row.words, row.made, row.title)
+  assert.match(rows[0]!.words, /'dis~'/)
 })
