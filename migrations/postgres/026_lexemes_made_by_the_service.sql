@@ -4,3 +4,23 @@
 -- a title or author and has no lexemes from the service (an update, a restore) still calls
 -- book_lexemes(). The books stored keep their lexemes as they are.
 ALTER TABLE books ALTER COLUMN words DROP EXPRESSION;
+
+-- An instance of an earlier version, still running beside the new ones for a while, sends no
+-- lexemes: a book it writes gets them here, so that no book goes unfound. The service's own
+-- writes fail both conditions, and the functions are not called for them.
+CREATE FUNCTION book_words_filled() RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+  NEW.words := book_lexemes(NEW.title_words || ' ' || NEW.author_words);
+  RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER books_words_filled BEFORE INSERT ON books
+  FOR EACH ROW WHEN (NEW.words IS NULL) EXECUTE FUNCTION book_words_filled();
+
+CREATE TRIGGER books_words_refilled BEFORE UPDATE OF title_words, author_words ON books
+  FOR EACH ROW WHEN ((NEW.title_words, NEW.author_words) IS DISTINCT FROM (OLD.title_words, OLD.author_words)
+    AND NEW.words IS NOT DISTINCT FROM OLD.words)
+  EXECUTE FUNCTION book_words_filled();

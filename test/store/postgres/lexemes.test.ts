@@ -98,3 +98,31 @@ it('stores the lexemes of its words with every book that each write stores or ch
   for (const row of rows) assert.equal(row.words, row.made, row.title)
   assert.match(rows[0]!.words, /'dis~'/)
 })
+
+it(
+  'gives a book written without lexemes, as an instance of an earlier version writes it, the lexemes of its words',
+  { skip: postgres.skip },
+  async (t) => {
+    const schema = await createTestSchema()
+    t.after(() => schema.drop())
+    // The store applies the migrations.
+    const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+    t.after(() => store.close())
+    const client = new pg.Client({ connectionString: schema.url })
+    await client.connect()
+    t.after(() => client.end())
+    // The statements of the version before migration 026, which left the column to its expression.
+    const { rows: inserted } = await client.query<{ id: string }>(
+      `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+     VALUES ('Dune', 'Frank Herbert', 1965, 'dune', 'frank herbert', 'dune', 'frank herbert') RETURNING id`,
+    )
+    const id = inserted[0]!.id
+    const words = async () =>
+      (await client.query<{ words: string }>('SELECT words::text AS words FROM books WHERE id = $1', [id])).rows[0]!.words
+    assert.equal(await words(), "'dune' 'dun~' 'frank' 'fra~' 'herbert' 'her~'")
+    await client.query(`UPDATE books SET title = 'Emma', title_folded = 'emma', title_words = 'emma' WHERE id = $1`, [id])
+    assert.equal(await words(), "'emma' 'emm~' 'frank' 'fra~' 'herbert' 'her~'")
+    await client.query('UPDATE books SET year = 1815 WHERE id = $1', [id])
+    assert.equal(await words(), "'emma' 'emm~' 'frank' 'fra~' 'herbert' 'her~'")
+  },
+)
