@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { it } from 'node:test'
+import { it, type TestContext } from 'node:test'
 import pg from 'pg'
 import { loadMigrations } from '../../../src/store/migrations.ts'
 import { lexemesOf, wordsOf } from '../../../src/store/postgres/lexemes.ts'
@@ -21,12 +21,18 @@ function wordLists(seed: number, count: number): [string, string][] {
   return [['', ''], ['  a  b  ', ''], ['the the the', 'the'], ...Array.from({ length: count }, (): [string, string] => [list(), list()])]
 }
 
-it('stores the same lexemes for a book after book_lexemes() became a loop as before', { skip: postgres.skip }, async (t) => {
+/** A schema of its own with no tables yet, and a client connected to it; both go when the test ends. */
+async function emptySchema(t: TestContext) {
   const schema = await createTestSchema()
   t.after(() => schema.drop())
   const client = new pg.Client({ connectionString: schema.url })
   await client.connect()
   t.after(() => client.end())
+  return { schema, client }
+}
+
+it('stores the same lexemes for a book after book_lexemes() became a loop as before', { skip: postgres.skip }, async (t) => {
+  const { client } = await emptySchema(t)
   const migrations = loadMigrations('postgres')
   const run = async (which: (version: number) => boolean) => {
     for (const migration of migrations.filter(({ version }) => which(version))) await client.query(migration.sql)
@@ -49,11 +55,7 @@ it('stores the same lexemes for a book after book_lexemes() became a loop as bef
 })
 
 it('sends, for any words, the lexemes that book_lexemes() makes of them', { skip: postgres.skip }, async (t) => {
-  const schema = await createTestSchema()
-  t.after(() => schema.drop())
-  const client = new pg.Client({ connectionString: schema.url })
-  await client.connect()
-  t.after(() => client.end())
+  const { client } = await emptySchema(t)
   for (const migration of loadMigrations('postgres')) await client.query(migration.sql)
   const lists = [...wordLists(testSeed(t), 2000), ['😀😀 😀😀😀 a😀b', '𝔘𝔫𝔦 𝔘𝔫']] as [string, string][]
   const { rows } = await client.query<{ sent: string; made: string }>(
@@ -103,14 +105,10 @@ it(
   'gives a book written without lexemes, as an instance of an earlier version writes it, the lexemes of its words',
   { skip: postgres.skip },
   async (t) => {
-    const schema = await createTestSchema()
-    t.after(() => schema.drop())
+    const { schema, client } = await emptySchema(t)
     // The store applies the migrations.
     const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
     t.after(() => store.close())
-    const client = new pg.Client({ connectionString: schema.url })
-    await client.connect()
-    t.after(() => client.end())
     // The statements of the version before migration 026, which left the column to its expression.
     const { rows: inserted } = await client.query<{ id: string }>(
       `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
