@@ -109,8 +109,6 @@ const UPDATE: Statement = {
     SET title = coalesce(u.title, b.title), author = coalesce(u.author, b.author), year = coalesce(u.year, b.year),
         title_folded = coalesce(u.title_folded, b.title_folded), author_folded = coalesce(u.author_folded, b.author_folded),
         title_words = coalesce(u.title_words, b.title_words), author_words = coalesce(u.author_words, b.author_words),
-        words = CASE WHEN u.title_words IS NULL AND u.author_words IS NULL THEN b.words
-          ELSE book_lexemes(coalesce(u.title_words, b.title_words) || ' ' || coalesce(u.author_words, b.author_words)) END,
         revision = b.revision + 1
     FROM input u
     WHERE b.id = u.id AND (SELECT count(*) FROM locked) >= 0
@@ -161,8 +159,8 @@ const RESTORE: Statement = {
     RETURNING t.id, t.title, t.author, t.year, t.revision + 1 AS revision,
       t.title_folded, t.author_folded, t.title_words, t.author_words, u.actor, u.n
   ), reinserted AS (
-    INSERT INTO books (${COLUMNS}, ${KEYS}, words) OVERRIDING SYSTEM VALUE
-    SELECT ${COLUMNS}, ${KEYS}, book_lexemes(title_words || ' ' || author_words) FROM restored
+    INSERT INTO books (${COLUMNS}, ${KEYS}) OVERRIDING SYSTEM VALUE
+    SELECT ${COLUMNS}, ${KEYS} FROM restored
   ), ${recordChanges('restored', 'restored', '$3')}
   SELECT ${COLUMNS} FROM restored`,
 }
