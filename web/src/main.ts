@@ -54,6 +54,9 @@ const session = createSession({
 // The page keeps its token itself, to renew it on time and ask for the password when it lapses.
 const client = new BookCatalogue({
   currentToken: session.token,
+  // A person is told at once that the store cannot answer (Retry-After: 5), and has "Retry";
+  // a sign-in the service is too busy to check (Retry-After: 1) is still waited for, unseen.
+  longestWaitSeconds: 1,
   onRefused: () =>
     signInAgain(
       'The service no longer accepts your session: it expired, your password or role changed, or the service was restarted. Enter your password to go on where you were.',

@@ -531,11 +531,17 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
     await page.getByRole('cell', { name: 'Dune', exact: true }).waitFor()
 
     await proxy.down()
+    const searches: string[] = []
+    page.on('request', (request) => {
+      if (request.url().includes('q=dune')) searches.push(request.url())
+    })
     await page.getByLabel('Search').fill('dune')
     const unavailable = page
       .getByRole('alert')
       .filter({ hasText: 'The catalogue is unavailable right now: its store is not answering. Try again in 5 seconds.' })
     await unavailable.waitFor()
+    // Said at once: the page did not wait out the Retry-After in silence to ask again.
+    assert.equal(searches.length, 1)
     await assertAccessible(page, 'store unavailable')
     await screenshot(page, 'unavailable-desktop')
 

@@ -15,6 +15,11 @@ export interface ClientOptions extends SessionOptions {
   /** How many times a request that is safe to repeat is sent again after a lost connection or a 503. Default 3. */
   retries?: number | undefined
   /**
+   * The longest wait, in seconds, that a retry after a `503` makes as its `Retry-After` asks; an
+   * answer asking for longer is the caller's at once. Default 10.
+   */
+  longestWaitSeconds?: number | undefined
+  /**
    * Hears that the service refused the token or key of a request (`401` other than `Invalid
    * credentials`: it expired, its password or role changed, it was revoked). Resolve true once a
    * new token is in place, by `login` or `currentToken`, and the request is sent once more.
@@ -35,13 +40,14 @@ export class BookCatalogue {
   readonly #transport: Transport
   readonly #session: Session
 
-  constructor({ url = '', fetch: fetcher, retries = 3, onRefused, ...session }: ClientOptions = {}) {
+  constructor({ url = '', fetch: fetcher, retries = 3, longestWaitSeconds = 10, onRefused, ...session }: ClientOptions = {}) {
     this.#session = new Session(session)
     this.#transport = new Transport({
       url,
       // Called as a method of globalThis: a browser refuses fetch called on anything else.
       fetch: fetcher ?? ((input, init) => fetch(input, init)),
       retries,
+      longestWaitSeconds,
       authorization: () => this.#session.authorization((token) => this.#refresh(token)),
       onRefused,
     })

@@ -34,6 +34,8 @@ export interface TransportOptions {
   fetch: Fetch
   /** How many times a request that may safely be sent again is retried after a lost connection or a 503. */
   retries: number
+  /** The longest `Retry-After`, in seconds, waited for before a retry; an answer asking for longer is the caller's at once. */
+  longestWaitSeconds: number
   /** The `Authorization` header for a request, renewing the token first when it is about to expire. */
   authorization(): Promise<string | undefined>
   /** Hears that the service refused the token or key of a request; true sends the request once more, with the new one. */
@@ -41,8 +43,8 @@ export interface TransportOptions {
 }
 
 const IN_PROGRESS = 'Request with this idempotency key is in progress'
-/** The longest wait between two tries, whatever `Retry-After` says: a command should not seem stuck. */
-const MAX_WAIT_MS = 10_000
+/** The longest wait between two tries after a lost connection. */
+const MAX_BACKOFF_MS = 10_000
 
 /** A key of 128 random bits: `crypto.randomUUID` exists only on secure origins, `getRandomValues` everywhere. */
 export function newIdempotencyKey(): string {
@@ -140,8 +142,8 @@ export class Transport {
         continue
       }
       const busy = error.status === 503 || (error.status === 409 && error.message === IN_PROGRESS && idempotencyKey !== undefined)
-      if (!busy || !mayRetry) throw error
-      await sleep(Math.min(MAX_WAIT_MS, error.retryAfter === undefined ? backoff(attempt) : error.retryAfter * 1000), signal)
+      if (!busy || !mayRetry || (error.retryAfter ?? 0) > this.#options.longestWaitSeconds) throw error
+      await sleep(error.retryAfter === undefined ? backoff(attempt) : error.retryAfter * 1000, signal)
     }
   }
 
@@ -181,5 +183,5 @@ export class Transport {
 
 /** A quarter of a second, then doubling, with jitter so that many clients do not come back at once. */
 function backoff(attempt: number): number {
-  return Math.min(MAX_WAIT_MS, 250 * 2 ** attempt) * (0.5 + Math.random() / 2)
+  return Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt) * (0.5 + Math.random() / 2)
 }

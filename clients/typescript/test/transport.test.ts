@@ -44,10 +44,10 @@ function firstMatch(matches: (sent: Sent) => boolean): (sent: Sent) => boolean {
   }
 }
 
-const unavailable = () =>
+const unavailable = (retryAfter = '0') =>
   new Response(JSON.stringify({ status: 503, message: 'Service unavailable', data: null }), {
     status: 503,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '0' },
+    headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': retryAfter },
   })
 
 /** A token whose claims say what a test needs; its signature is not the service's. */
@@ -124,6 +124,21 @@ for (const engine of storeEngines) {
       const catalogue = await service.admin({ fetch, retries: 2 })
       await assert.rejects(catalogue.books.find().all(), { name: 'ApiError', status: 503, message: 'Service unavailable', retryAfter: 0 })
       assert.equal(sent.filter((request) => request.path.startsWith('/books')).length, 3)
+    })
+
+    it("a 503 asking for a longer wait than longestWaitSeconds is the caller's at once; a shorter one is waited for", async (t) => {
+      const service = await serviceFor(t, engine)
+      let retryAfter = '2'
+      const { sent, fetch } = spy({ answer: (request) => (request.path.startsWith('/books?') ? unavailable(retryAfter) : undefined) })
+      const catalogue = await service.admin({ fetch, retries: 1, longestWaitSeconds: 1 })
+      await assert.rejects(catalogue.books.find().all(), { status: 503, retryAfter: 2 })
+      assert.equal(sent.filter((request) => request.path.startsWith('/books?')).length, 1)
+      retryAfter = '1'
+      const started = performance.now()
+      await assert.rejects(catalogue.books.find().all(), { status: 503, retryAfter: 1 })
+      assert.equal(sent.filter((request) => request.path.startsWith('/books?')).length, 1 + 2)
+      // A timer may fire a fraction of a millisecond before the clock says its time is up.
+      assert.ok(performance.now() - started >= 990, 'the retry waited the second asked for')
     })
 
     it('renews the token with POST /token/refresh before it expires, and hears of every new token', async (t) => {
