@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Type from 'typebox'
 import { clientKey } from '../auth/login-limiter.ts'
@@ -75,6 +75,23 @@ class FileRefused extends Error {}
 async function* checkedInFull(reader: BookImport, refused: (reader: BookImport) => boolean): AsyncGenerator<CheckedBatch> {
   yield* reader.checkedBatches()
   if (refused(reader)) throw new FileRefused()
+}
+
+/**
+ * Runs `work` with the connection's idle timeout off: a client that has sent its whole import
+ * only waits while the service stores it, which may take longer than the timeout that cuts
+ * clients that stop reading (docs/api.md). The timeout is back on for the answer.
+ */
+async function withClientWaiting<T>({ raw: { socket } }: FastifyRequest, work: () => Promise<T>): Promise<T> {
+  // Without one (an injected request, a server without the timeout), there is nothing to suspend.
+  const idle = socket.timeout
+  if (idle === undefined) return work()
+  socket.setTimeout(0)
+  try {
+    return await work()
+  } finally {
+    if (!socket.destroyed) socket.setTimeout(idle)
+  }
 }
 
 /** 400 with the problems found. Reading may have stopped before the end of the body: the connection cannot be reused. */
@@ -158,13 +175,16 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
           ...(skipDuplicates && { duplicates: repeated }),
         })
       const claim = request.idempotency
+      // Called once the whole body has arrived.
       const store = (books: AsyncIterable<CheckedBatch>) =>
-        catalogue.importBooks(
-          request.principal,
-          books,
-          { skipDuplicates },
-          between,
-          claim && ((repositories, stored) => claim.record(repositories, { status: 201, headers: {}, payload: answerFor(stored) })),
+        withClientWaiting(request, () =>
+          catalogue.importBooks(
+            request.principal,
+            books,
+            { skipDuplicates },
+            between,
+            claim && ((repositories, stored) => claim.record(repositories, { status: 201, headers: {}, payload: answerFor(stored) })),
+          ),
         )
       let reader: BookImport
       let file: ImportSpool | BodySpool | undefined

@@ -4,6 +4,7 @@ import { Readable } from 'node:stream'
 import { describe, test, type TestContext } from 'node:test'
 import { setTimeout } from 'node:timers/promises'
 import type { FastifyInstance, InjectOptions } from 'fastify'
+import { DEFAULT_LIMITS } from '../../src/config.ts'
 import { assertEnvelope, buildTestApp, dune, issueToken, listenOnLoopback, storeEngines, storeWith, withToken } from '../helpers.ts'
 
 const emma = { title: 'Emma', author: 'Jane Austen', year: 1815 }
@@ -139,6 +140,29 @@ for (const engine of storeEngines) {
       sendTheRest()
       assert.match(await answer, /^HTTP\/1\.1 201 /)
       assert.ok(opened !== undefined && opened >= lastSent, `the transaction opened ${lastSent - (opened ?? NaN)} ms before the body's end`)
+    })
+
+    test('an import that takes longer to store than the idle timeout of a connection still gets its answer', async (t) => {
+      const store = await engine.open()
+      let slow = false
+      const slowed = storeWith(store, {
+        transaction: async (work) => {
+          if (slow) await setTimeout(1500)
+          return store.transaction(work)
+        },
+      })
+      const limits = { ...DEFAULT_LIMITS, requestTimeoutMs: 500, headersTimeoutMs: 400 }
+      const app = await buildTestApp({ limits }, { store: slowed })
+      t.after(() => app.close())
+      const [port, token] = [await listenOnLoopback(app), await issueToken(app)]
+      slow = true
+      const answer = await fetch(`http://127.0.0.1:${port}/books/import`, {
+        method: 'POST',
+        headers: { authorization: token, 'content-type': 'text/csv' },
+        body: 'title,author,year\nDune,Frank Herbert,1965\n',
+      })
+      assert.equal(answer.status, 201)
+      assert.equal(((await answer.json()) as { data: { imported: number } }).data.imported, 1)
     })
 
     test('each kind of bad body is 400 naming the problem, and stores nothing', async (t) => {
