@@ -144,4 +144,25 @@ describe('SQLite store', () => {
     assert.equal((await store.books.create('tester', dune)).title, 'Dune')
     await store.close()
   })
+
+  test('a duplicate look-up of a thousand rows lets other work run between its parts', async (t) => {
+    const store = new SqliteStore({ path: ':memory:' })
+    t.after(() => store.close())
+    const [stored] = await store.books.createMany('admin', [{ title: 'Dune', author: 'Frank Herbert', year: 1965 }])
+    const wanted = Array.from({ length: 1000 }, (_, n) => ({ title: `Book ${n}`, author: 'Nobody', year: 2000 }))
+    wanted[999] = { title: 'DUNE', author: 'frank herbert', year: 1965 }
+    let turns = 0
+    let done = false
+    const turn = () => {
+      turns++
+      if (!done) setImmediate(turn)
+    }
+    setImmediate(turn)
+    const found = await store.books.sameAs(wanted)
+    done = true
+    assert.equal(found[999], stored)
+    assert.equal(found.filter((id) => id !== undefined).length, 1)
+    // Each turn is a moment in which the service answers other requests.
+    assert.ok(turns >= 20, `only ${turns} turns passed during the look-up`)
+  })
 })
