@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import type { Page } from 'playwright-core'
 import { TEST_PASSWORD, TEST_USERNAME } from '../../test/helpers.ts'
-import { call, login, type ListeningService } from '../../test/support/service.ts'
+import { call, login } from '../../test/support/service.ts'
 import {
   addUser,
   assertAccessible,
@@ -20,6 +20,7 @@ import {
   skip,
   startBrowser,
   stopBrowser,
+  type Service,
 } from './support/browser-page.ts'
 
 const DUNE = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
@@ -70,7 +71,7 @@ async function fastForwardUntil(page: Page, check: () => boolean): Promise<void>
 const tokenOf = (page: Page) => page.evaluate(() => sessionStorage.getItem('book-catalogue.token'))
 
 /** Waits until the service refuses the token the page holds: a new password or role stops it within a second. */
-async function refused(service: ListeningService, page: Page): Promise<void> {
+async function refused(service: Service, page: Page): Promise<void> {
   const token = (await tokenOf(page))!
   await until(async () => (await call(service, 'GET', '/books?limit=1', { token })).status === 401)
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Page } from 'playwright-core'
 import { TEST_USERNAME } from '../../test/helpers.ts'
-import { call, login, type ListeningService } from '../../test/support/service.ts'
+import { call, login } from '../../test/support/service.ts'
 import {
   addUser,
   assertAccessible,
@@ -24,23 +24,24 @@ import {
   stopBrowser,
   waitForTitles,
   type Book,
+  type Service,
 } from './support/browser-page.ts'
 
 const DUNE = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
 const EMMA = { title: 'Emma', author: 'Jane Austen', year: 1815 }
 const ULYSSES = { title: 'Ulysses', author: 'James Joyce', year: 1922 }
 
-async function stored(service: ListeningService, id: number): Promise<{ status: number; book: Book | null }> {
+async function stored(service: Service, id: number): Promise<{ status: number; book: Book | null }> {
   const answer = await call(service, 'GET', `/book/${id}`, { token: await login(service) })
   return { status: answer.status, book: answer.body.data }
 }
 
-async function kinds(service: ListeningService, id: number): Promise<string[]> {
+async function kinds(service: Service, id: number): Promise<string[]> {
   const answer = await call(service, 'GET', `/book/${id}/history`, { token: await login(service) })
   return answer.body.data.map((change: { kind: string }) => change.kind)
 }
 
-async function trashed(service: ListeningService): Promise<{ id: number; deleted_at: string }[]> {
+async function trashed(service: Service): Promise<{ id: number; deleted_at: string }[]> {
   return (await call(service, 'GET', '/books/trash', { token: await login(service) })).body.data
 }
 

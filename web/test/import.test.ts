@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Locator, Page } from 'playwright-core'
-import { call, login, type ListeningService } from '../../test/support/service.ts'
+import { call, login } from '../../test/support/service.ts'
 import {
   assertAccessible,
   catalogueShown,
@@ -24,6 +24,7 @@ import {
   stopBrowser,
   waitForTitles,
   type Book,
+  type Service,
 } from './support/browser-page.ts'
 import { catalogueBook } from './support/catalogue.ts'
 
@@ -48,17 +49,14 @@ function focused(page: Page): Promise<string | undefined> {
   })
 }
 
-async function storedTitles(service: ListeningService): Promise<string[]> {
+async function storedTitles(service: Service): Promise<string[]> {
   const answer = await call(service, 'GET', '/books?limit=1000', { token: await login(service) })
   assert.equal(answer.status, 200)
   return answer.body.data.map((book: Book) => book.title).toSorted()
 }
 
 /** What the service's own dry run answers for a file: the page must show all of it. */
-async function dryRun(
-  service: ListeningService,
-  body: Buffer,
-): Promise<{ importable: number; errors: { row?: number; message: string }[] }> {
+async function dryRun(service: Service, body: Buffer): Promise<{ importable: number; errors: { row?: number; message: string }[] }> {
   const answer = await fetch(new URL('/books/import?dry_run=true', service.url), {
     method: 'POST',
     headers: { authorization: await login(service), 'content-type': 'text/csv' },

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Page } from 'playwright-core'
 import { TEST_USERNAME } from '../../test/helpers.ts'
-import { call, login, type ListeningService } from '../../test/support/service.ts'
+import { call, login } from '../../test/support/service.ts'
 import {
   assertAccessible,
   catalogueShown,
@@ -18,6 +18,7 @@ import {
   startBrowser,
   stopBrowser,
   type Book,
+  type Service,
 } from './support/browser-page.ts'
 import { pager, waitForPage } from './support/catalogue.ts'
 
@@ -29,7 +30,7 @@ const solaris = { title: 'Solaris', author: 'Stanisław Lem', year: 1961 }
 const row = (page: Page, id: number) => page.locator(`tbody tr[data-id="${id}"]`)
 
 /** Another person, signed in on their own, changing books through the interface. */
-async function someoneElse(service: ListeningService) {
+async function someoneElse(service: Service) {
   const token = await login(service)
   return async (method: string, path: string, body?: object) => {
     const answer = await call(service, method, path, { token, ...(body && { body }) })

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import type { Page } from 'playwright-core'
 import { TEST_PASSWORD, TEST_USERNAME, storeEngines } from '../../test/helpers.ts'
-import { call, login, serviceEnv, startService, type ListeningService } from '../../test/support/service.ts'
+import { call, login, serviceEnv, startService } from '../../test/support/service.ts'
 import { startTcpProxy } from '../../test/support/tcp-proxy.ts'
 import { createTestSchema } from '../../test/support/postgres.ts'
 import { droppedWhenSuiteEnds } from '../../test/support/temporary.ts'
@@ -34,6 +34,7 @@ import {
   stopBrowser,
   waitForTitles,
   type Book,
+  type Service,
 } from './support/browser-page.ts'
 
 const HOSTILE_TITLE = '<img src=x onerror="document.body.dataset.pwned=1">'
@@ -555,7 +556,7 @@ describe('the catalogue page in a browser', { skip, timeout: 180_000, concurrenc
 })
 
 /** Polls /readyz until the store answers again, within the contract's 5 s after it is back. */
-async function waitUntilReady(service: ListeningService): Promise<void> {
+async function waitUntilReady(service: Service): Promise<void> {
   const deadline = performance.now() + 5000
   while ((await fetch(`${service.url}/readyz`)).status !== 200) {
     assert.ok(performance.now() < deadline, 'the service did not find its store again within 5 s')

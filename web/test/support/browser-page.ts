@@ -13,7 +13,8 @@ import type { TestContext } from 'node:test'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { TEST_PASSWORD, TEST_USERNAME } from '../../../test/helpers.ts'
 import { chromiumSkip, launchChromium } from '../../../test/support/browser.ts'
-import { call, login, serviceEnv, startService, type ListeningService } from '../../../test/support/service.ts'
+import { buildTestApp, listenOnLoopback, openSqliteFile } from '../../../test/helpers.ts'
+import { call, login } from '../../../test/support/service.ts'
 
 const SCREENSHOTS = fileURLToPath(new URL('../screenshots/', import.meta.url))
 const BUILT = fileURLToPath(new URL('../../dist/index.html', import.meta.url))
@@ -42,14 +43,23 @@ export async function stopBrowser(): Promise<void> {
   await closeBrowser?.()
 }
 
-/** A service of the test's own, with a fresh SQLite file, stopped when the test ends. */
-export async function serviceFor(t: TestContext, env: Record<string, string> = {}): Promise<ListeningService> {
-  const service = await startService(serviceEnv('sqlite:books.db', env))
-  t.after(() => service.stop())
-  return service
+/** Where a service the page is tested against answers. */
+export interface Service {
+  url: string
 }
 
-export async function seed(service: ListeningService, books: Omit<Book, 'id'>[]): Promise<Book[]> {
+/**
+ * A service of the test's own, with a fresh SQLite file, closed when the test ends. It runs in
+ * the test's process: the page reaches it only over HTTP, as any page would, and a process of
+ * its own for each test would cost the suite half a second each to start.
+ */
+export async function serviceFor(t: TestContext): Promise<Service> {
+  const app = await buildTestApp({}, { store: await openSqliteFile() })
+  t.after(() => app.close())
+  return { url: `http://127.0.0.1:${await listenOnLoopback(app)}` }
+}
+
+export async function seed(service: Service, books: Omit<Book, 'id'>[]): Promise<Book[]> {
   const token = await login(service)
   const created: Book[] = []
   for (const book of books) {
@@ -61,7 +71,7 @@ export async function seed(service: ListeningService, books: Omit<Book, 'id'>[])
 }
 
 /** Many books in one request: a generated CSV file for the import. */
-export async function importBooks(service: ListeningService, books: Omit<Book, 'id'>[]): Promise<void> {
+export async function importBooks(service: Service, books: Omit<Book, 'id'>[]): Promise<void> {
   const csv = ['title,author,year', ...books.map(({ title, author, year }) => `${title},${author},${year}`)].join('\n')
   const answer = await fetch(new URL('/books/import', service.url), {
     method: 'POST',
@@ -79,11 +89,7 @@ export function books(count: number, make: (n: number) => Omit<Book, 'id'>): Omi
  * A page in a context of its own (fresh sessionStorage) that may ask nothing of any other
  * host; any console error, CSP violation or script error fails the test when it ends.
  */
-export async function openPage(
-  t: TestContext,
-  service: ListeningService,
-  options: BrowserContextOptions & { path?: string } = {},
-): Promise<Page> {
+export async function openPage(t: TestContext, service: Service, options: BrowserContextOptions & { path?: string } = {}): Promise<Page> {
   const { path = '/', ...contextOptions } = options
   assert.ok(browser, 'startBrowser() first')
   const context = await browser.newContext({ viewport: DESKTOP, ...contextOptions })
@@ -132,7 +138,7 @@ export async function signedIn(page: Page, user?: { username: string; password: 
 
 /** A user stored in the service, added by the configured admin: its name and password, to sign in with. */
 export async function addUser(
-  service: ListeningService,
+  service: Service,
   username: string,
   role: 'reader' | 'editor' | 'admin',
 ): Promise<{ username: string; password: string }> {
@@ -143,11 +149,7 @@ export async function addUser(
 }
 
 /** A service holding `books`, and its page signed in and showing them, `first` among them. */
-export async function catalogueShown(
-  t: TestContext,
-  books: Omit<Book, 'id'>[],
-  first: string,
-): Promise<{ service: ListeningService; page: Page }> {
+export async function catalogueShown(t: TestContext, books: Omit<Book, 'id'>[], first: string): Promise<{ service: Service; page: Page }> {
   const service = await serviceFor(t)
   await seed(service, books)
   const page = await openPage(t, service)

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import type { Page } from 'playwright-core'
 import { call, login, serviceEnv, startService, type ListeningService } from '../../../test/support/service.ts'
-import { books, importBooks, serviceFor, type Book } from './browser-page.ts'
+import { books, importBooks, serviceFor, type Book, type Service } from './browser-page.ts'
 
 export const CATALOGUE_SIZE = 10_000
 const WORDS = ['river', 'stone', 'night', 'garden', 'silver', 'winter', 'shadow', 'empire', 'glass', 'ocean']
@@ -26,7 +26,7 @@ export function catalogueBook(n: number): Omit<Book, 'id'> {
 const catalogue = () => books(CATALOGUE_SIZE, catalogueBook)
 
 /** A catalogue of the test's own, for a test that changes it. */
-export async function catalogueService(t: TestContext): Promise<ListeningService> {
+export async function catalogueService(t: TestContext): Promise<Service> {
   const service = await serviceFor(t)
   await importBooks(service, catalogue())
   return service
@@ -39,10 +39,10 @@ export async function sharedCatalogue(): Promise<ListeningService> {
   return service
 }
 
-const tokens = new Map<ListeningService, Promise<string>>()
+const tokens = new Map<Service, Promise<string>>()
 
 /** What the service answers for a query, to compare the page with. */
-export async function find(service: ListeningService, query: string): Promise<{ titles: string[]; total: number }> {
+export async function find(service: Service, query: string): Promise<{ titles: string[]; total: number }> {
   if (!tokens.has(service)) tokens.set(service, login(service))
   const answer = await call(service, 'GET', `/books?${query}&count=true`, { token: await tokens.get(service)! })
   assert.equal(answer.status, 200)
