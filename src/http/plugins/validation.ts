@@ -7,6 +7,15 @@ type CompileForRoute = (route: RouteDefinition) => Validate
 type Validate = ((data: unknown, context?: unknown) => unknown) & { errors?: unknown }
 type ExternalSchemas = Parameters<ReturnType<typeof AjvCompiler>>[0]
 
+// A pool each: a pool keeps one Ajv instance per set of external schemas, whatever the options.
+// They and the validators compiled live as long as the process: an app built again in it (as the
+// tests build hundreds) compiles none of them again. Fastify hands each app copies of the
+// schemas, so they are told apart by content, and Ajv, which remembers every schema object it
+// compiled, sees each only once.
+const strictPool = AjvCompiler()
+const coercingPool = AjvCompiler()
+const compiled = new Map<string, Validate>()
+
 /**
  * Validators per request part: bodies are checked as sent ("2020" is not a year), while the
  * query string, path parameters and headers, which arrive as text, may be coerced to the types
@@ -14,12 +23,19 @@ type ExternalSchemas = Parameters<ReturnType<typeof AjvCompiler>>[0]
  * Fastify's other Ajv defaults.
  */
 function buildValidator(externalSchemas: ExternalSchemas): CompileForRoute {
-  // A factory each: a factory keeps one Ajv instance per set of external schemas, whatever the options.
   // The keyword that names a schema in the OpenAPI document is for the document alone.
   const keywords = [COMPONENT]
-  const strict = AjvCompiler()(externalSchemas, { customOptions: { coerceTypes: false, keywords } }) as unknown as CompileForRoute
-  const coercing = AjvCompiler()(externalSchemas, { customOptions: { coerceTypes: 'array', keywords } }) as unknown as CompileForRoute
-  return (route) => lazily(() => (String(route.httpPart) === 'body' ? strict(route) : coercing(route)))
+  const strict = strictPool(externalSchemas, { customOptions: { coerceTypes: false, keywords } }) as unknown as CompileForRoute
+  const coercing = coercingPool(externalSchemas, { customOptions: { coerceTypes: 'array', keywords } }) as unknown as CompileForRoute
+  const pool = JSON.stringify(externalSchemas)
+  return (route) =>
+    lazily(() => {
+      const body = String(route.httpPart) === 'body'
+      const key = `${body ? 'strict' : 'coercing'}${pool}${JSON.stringify(route.schema)}`
+      let validate = compiled.get(key)
+      if (validate === undefined) compiled.set(key, (validate = body ? strict(route) : coercing(route)))
+      return validate
+    })
 }
 
 /**

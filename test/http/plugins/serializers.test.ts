@@ -4,11 +4,11 @@ import Fastify from 'fastify'
 import { lazySerializers } from '../../../src/http/plugins/serializers.ts'
 
 /** An app whose answers are serialized as the service's are, with a schema for 200 and a broken one for 418. */
-async function app(t: TestContext) {
+async function app(t: TestContext, answered: Record<string, { type: string }> = { id: { type: 'integer' }, title: { type: 'string' } }) {
   const app = Fastify({ schemaController: { compilersFactory: { buildSerializer: lazySerializers } } })
   t.after(() => app.close())
   const response = {
-    200: { type: 'object', properties: { id: { type: 'integer' }, title: { type: 'string' } } },
+    200: { type: 'object', properties: answered },
     418: { type: 'object', properties: { broken: { $ref: '#/definitions/nowhere' } } },
   }
   app.get('/book', { schema: { response } }, async (request, reply) =>
@@ -28,4 +28,17 @@ it('serializes each answer by its schema, building the serializer on the first a
   }
   const broken = await started.inject({ method: 'GET', url: '/book?teapot' })
   assert.equal(broken.statusCode, 500)
+})
+
+it('serializes by its own schemas in an app built after another in the same process', async (t) => {
+  const answers = []
+  for (const answered of [
+    { id: { type: 'integer' } },
+    { title: { type: 'string' } },
+    { id: { type: 'string' } },
+    { id: { type: 'integer' } },
+  ] as Record<string, { type: string }>[]) {
+    answers.push((await (await app(t, answered)).inject({ method: 'GET', url: '/book' })).body)
+  }
+  assert.deepEqual(answers, ['{"id":7}', '{"title":"Dune"}', '{"id":"7"}', '{"id":7}'])
 })
