@@ -11,9 +11,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { TestContext } from 'node:test'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
-import { TEST_PASSWORD, TEST_USERNAME } from '../../../test/helpers.ts'
+import { buildTestApp, listenOnLoopback, openSqliteFile, TEST_PASSWORD, TEST_USERNAME } from '../../../test/helpers.ts'
 import { chromiumSkip, launchChromium } from '../../../test/support/browser.ts'
-import { buildTestApp, listenOnLoopback, openSqliteFile } from '../../../test/helpers.ts'
 import { call, login } from '../../../test/support/service.ts'
 
 const SCREENSHOTS = fileURLToPath(new URL('../screenshots/', import.meta.url))
