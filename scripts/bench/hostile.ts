@@ -195,7 +195,11 @@ function importBody(rows: number): Buffer {
   return Buffer.from(csv)
 }
 
-async function engine(name: string, dbUrl: string, options: { samples: number; log: (line: string) => void; import: Buffer }) {
+async function engine(
+  name: string,
+  dbUrl: string,
+  options: { books: number; samples: number; log: (line: string) => void; import: Buffer },
+) {
   const service = await startService({ dbUrl })
   try {
     await untilSummarised(dbUrl, options.log)
@@ -206,7 +210,8 @@ async function engine(name: string, dbUrl: string, options: { samples: number; l
     options.log(`${name}: whole lists`)
     const streamRows = await streams(service, token, agent)
     agent.destroy()
-    const ids = Array.from({ length: 1000 }, (_, i) => 1 + i * 997)
+    // A thousand books spread over the whole catalogue, whatever its size.
+    const ids = Array.from({ length: 1000 }, (_, i) => 1 + Math.floor((i * options.books) / 1000))
     const worst = [
       '/books?author=qx&sort=title&limit=20',
       '/books?q=the&limit=20',
@@ -343,13 +348,13 @@ export async function main(args: string[]): Promise<void> {
       rmSync(`${path}-wal`, { force: true })
       rmSync(`${path}-shm`, { force: true })
       copyFileSync(pristine, path)
-      results.push(await engine('SQLite', `sqlite:${path}`, { samples, log, import: body }))
+      results.push(await engine('SQLite', `sqlite:${path}`, { books, samples, log, import: body }))
     }
     if (engines.includes('postgres')) {
       const catalogue = await postgresCatalogue(books, keep, log)
       if (catalogue !== undefined) {
         try {
-          results.push(await engine('PostgreSQL', catalogue.url, { samples, log, import: body }))
+          results.push(await engine('PostgreSQL', catalogue.url, { books, samples, log, import: body }))
           // What the import added goes again, so that a kept catalogue stays as seeded: its rows
           // left dead in the table would otherwise be read by every later run's searches.
           const client = new pg.Client({ connectionString: catalogue.url })
