@@ -9,7 +9,7 @@ import { createTokenService, type TokenService } from './auth/tokens.ts'
 import { Catalogue } from './books/catalogue.ts'
 import { createCursors } from './books/cursor.ts'
 import type { Config } from './config.ts'
-import type { Lifecycle } from './lifecycle.ts'
+import { responsesClosingWhileDraining, type Lifecycle } from './lifecycle.ts'
 import { serveApiReference } from './http/docs/api-reference.ts'
 import { ignoreContentTypes } from './http/plugins/body-parser.ts'
 import { capConnectionsPerAddress } from './http/wire/connections-per-address.ts'
@@ -89,6 +89,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   const tracing = createRequestTracing(metrics)
 
   const connection = connectionOptions(config.limits)
+  const lifecycle = parts.lifecycle ?? RUNNING
   const app = Fastify({
     logger: loggerOptions({ level: config.logLevel, production: config.production, stream: parts.logStream }),
     // One line per request, written by the request tracing, instead of Fastify's two.
@@ -104,7 +105,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     clientErrorHandler,
     trustProxy: config.trustProxy,
     ...connection,
-    http: { ...connection.http, ...REQUEST_LINE_SERVER_OPTIONS },
+    http: { ...connection.http, ...REQUEST_LINE_SERVER_OPTIONS, ServerResponse: responsesClosingWhileDraining(lifecycle) },
     // While draining for shutdown, requests already on open connections are served, not refused
     // with Fastify's own 503 body, which is not the envelope.
     return503OnClosing: false,
@@ -137,7 +138,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
   await app.register(operationRoutes, {
     store,
     metrics,
-    lifecycle: parts.lifecycle ?? RUNNING,
+    lifecycle,
     metricsAccess: metricsAccess(config.metricsToken),
   })
   app.addHook('onReady', () => directory.start())
@@ -165,7 +166,7 @@ export async function buildApp(config: Config, parts: AppParts = {}): Promise<Fa
     log: catalogue,
     signals: store.changeSignals,
     directory,
-    lifecycle: parts.lifecycle ?? RUNNING,
+    lifecycle,
     maxStreams: config.maxStreams,
     metrics,
     // Written often enough that an idle stream's connection never times out.

@@ -1,6 +1,5 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, Server } from 'node:http'
 import { setTimeout as wait } from 'node:timers/promises'
-import { UnderWay } from './http/wire/under-way.ts'
 
 export const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const
 
@@ -68,20 +67,25 @@ export class Lifecycle {
 }
 
 /**
- * From the stop on, every answer not yet begun carries `Connection: close`, also for requests
- * that arrived before it, so that clients and proxies open their next connection elsewhere.
+ * The server's responses: from the stop on, every answer not yet begun carries `Connection: close`,
+ * also for requests that arrived before it, so that clients and proxies open their next
+ * connection elsewhere. Checked as an answer's head is written, which every answer's is, so that
+ * no request needs a listener or an entry of its own for it.
  */
-export function closeConnectionsWhileDraining(server: Server, lifecycle: Pick<Lifecycle, 'draining' | 'stopRequested'>): void {
-  const unfinished = new UnderWay<ServerResponse>()
-  // Before the application's own listener, so that no answer can begin first.
-  server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
-    if (lifecycle.draining) return void response.setHeader('connection', 'close')
-    const entry = unfinished.add(response)
-    response.once('close', () => unfinished.delete(entry))
-  })
-  void lifecycle.stopRequested.then(() => {
-    for (const { value: response } of unfinished.entries()) if (!response!.headersSent) response!.setHeader('connection', 'close')
-  })
+export function responsesClosingWhileDraining(lifecycle: Pick<Lifecycle, 'draining'>) {
+  // From the loaded module: see src/http/status-codes.ts.
+  const { ServerResponse } = process.getBuiltinModule('node:http')
+  return class ClosingWhileDraining<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+    override writeHead(
+      statusCode: number,
+      reasonOrHeaders?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+      headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+    ): this {
+      if (lifecycle.draining) this.setHeader('connection', 'close')
+      // Node's writeHead takes the headers as its second argument when no reason is given.
+      return super.writeHead(statusCode, reasonOrHeaders as string | undefined, headers)
+    }
+  }
 }
 
 /** What draining needs of the service: a Fastify instance fits. */

@@ -3,7 +3,7 @@ import { pino } from 'pino'
 import { buildApp, type AppParts } from './app.ts'
 import { isLoopbackHost, type Config } from './config.ts'
 import { PAGE_PATH } from './http/page/page.ts'
-import { closeConnectionsWhileDraining, drain, Lifecycle } from './lifecycle.ts'
+import { drain, Lifecycle } from './lifecycle.ts'
 import { loggerOptions } from './observability/logger.ts'
 
 /**
@@ -34,7 +34,6 @@ export async function serve(config: Config, parts: AppParts = {}, lifecycle: Lif
     process.exit(0)
   }
   for (const notice of config.notices) app.log.warn(notice)
-  closeConnectionsWhileDraining(app.server, lifecycle)
   void drain(app, lifecycle).then((code) => process.exit(code))
 
   const address = await app.listen({ port: config.port, host: config.host })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import { Agent, request } from 'node:http'
 import { describe, it, type TestContext } from 'node:test'
-import { closeConnectionsWhileDraining, drain, Lifecycle, type Clock } from '../src/lifecycle.ts'
+import { drain, Lifecycle, type Clock } from '../src/lifecycle.ts'
 import { buildTestApp, listenOnLoopback } from './helpers.ts'
 import { startSlowLogin, tryToConnect } from './support/slow-request.ts'
 
@@ -59,7 +59,6 @@ async function drainingService(t: TestContext, delayMs: number) {
   const { clock, nextWait } = manualClock()
   const lifecycle = new Lifecycle({ shutdownDelayMs: delayMs, shutdownGraceMs: 10_000 }, clock)
   const app = await buildTestApp({}, { lifecycle })
-  closeConnectionsWhileDraining(app.server, lifecycle)
   const port = await listenOnLoopback(app)
   const agent = new Agent({ keepAlive: true })
   t.after(async () => {
