@@ -88,11 +88,18 @@ const LIFECYCLE = /\/node_modules\/fastify\/lib\/(hooks|handle-request|route|con
 /** Reply methods a piece calls for itself (a header), unlike `send`, which starts the rest of the answer. */
 const OWN_CALLS = new Set(['Reply.header', 'Reply.headers', 'Reply.getHeader', 'Reply.hasHeader', 'Reply.removeHeader', 'Reply.code'])
 
+/**
+ * A piece's methods that stand in for Node's and call them (draining's `writeHead`, which writes
+ * every answer's head): only their own frame is the piece's, what runs above it is Node's.
+ */
+const STANDS_IN: [RegExp, string][] = [[/\/src\/lifecycle\.ts$/, 'writeHead']]
+
 function pieceOf(stack: CallFrame[]): string | undefined {
-  for (const { url, functionName } of stack) {
+  for (const [depth, { url, functionName }] of stack.entries()) {
     if (LIFECYCLE.test(url) && !OWN_CALLS.has(functionName)) return undefined
     const found = PIECES.find(([pattern]) => pattern.test(url))
-    if (found) return found[1]
+    if (found === undefined) continue
+    return depth > 0 && STANDS_IN.some(([file, name]) => file.test(url) && name === functionName) ? undefined : found[1]
   }
   return undefined
 }
