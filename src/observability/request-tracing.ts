@@ -12,18 +12,28 @@ type LevelledLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boole
  * one observation, labelled by route pattern so that ids in URLs do not multiply series.
  */
 export function createRequestTracing(metrics: Pick<Metrics, 'observeRequest'>) {
+  // The service's logger without the redaction, for the request lines alone, set as the plugin is
+  // registered: their fields are the service's own and hold no secret, and the redaction's
+  // wildcard paths (`*.password`) copy each field of a line and parse every path again for it,
+  // more than a quarter of what a read allocated at LOG_LEVEL=info.
+  let requestLines!: LevelledLogger
+
   function finished(request: FastifyRequest, reply: FastifyReply, durationMs: number, route: string) {
     const status = reply.statusCode
     metrics.observeRequest(request.method, route, status, durationMs / 1000)
     // The line's fields are made only when it is written: at LOG_LEVEL=warn, every request would make them for nothing.
-    if (!(request.log as LevelledLogger).isLevelEnabled('info')) return
-    request.log.info({ method: request.method, route, status, durationMs: Math.round(durationMs * 1000) / 1000 }, 'request completed')
+    if (!requestLines.isLevelEnabled('info')) return
+    requestLines.info(
+      { requestId: request.id, method: request.method, route, status, durationMs: Math.round(durationMs * 1000) / 1000 },
+      'request completed',
+    )
   }
 
   return {
     /** The hooks, as the plugin that the others answering early (CORS) depend on. */
     plugin: fp(
       async (app) => {
+        requestLines = app.log.child({}, { redact: [] }) as LevelledLogger
         app.addHook('onRequest', (request, reply, done) => {
           reply.header(REQUEST_ID_HEADER, request.id)
           done()
