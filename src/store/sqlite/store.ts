@@ -122,9 +122,6 @@ interface Executor {
   write<T>(statement: (sql: Statements) => T): Promise<T>
 }
 
-/** A row of COLUMNS, as an array. */
-type ColumnsRow = [id: number, title: string, author: string, year: number, revision: number]
-
 /**
  * Rows as arrays: node:sqlite builds an object row through the V8 API, property by property, and
  * an array and an object literal made from it cost a read by id 240 bytes less.
@@ -132,10 +129,6 @@ type ColumnsRow = [id: number, title: string, author: string, year: number, revi
 function arrays(statement: StatementSync): StatementSync {
   statement.setReturnArrays(true)
   return statement
-}
-
-function storedBook(row: ColumnsRow | undefined): StoredBook | undefined {
-  return row && { id: row[0], title: row[1], author: row[2], year: row[3], revision: row[4] }
 }
 
 function prepareStatements(db: DatabaseSync) {
@@ -272,6 +265,13 @@ function storedBookOf({ id, title, author, year, revision }: StoredBook): Stored
   return { id, title, author, year, revision }
 }
 
+/** A row of COLUMNS, as an array. */
+type ColumnsRow = [id: number, title: string, author: string, year: number, revision: number]
+
+function storedBookOfColumns(row: ColumnsRow | undefined): StoredBook | undefined {
+  return row && { id: row[0], title: row[1], author: row[2], year: row[3], revision: row[4] }
+}
+
 function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepository {
   return {
     create: (actor, book) => {
@@ -312,7 +312,7 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
     },
     // Each call runs at once on the thread that answers every request: more books would hold them longer.
     importRows: 100,
-    get: (id) => run.read((sql) => storedBook(sql.select.get(id) as unknown as ColumnsRow | undefined)),
+    get: (id) => run.read((sql) => storedBookOfColumns(sql.select.get(id) as unknown as ColumnsRow | undefined)),
     sameAs: async (books, below = Number.MAX_SAFE_INTEGER) => {
       const wanted = books.map((book) => [fold(book.title), fold(book.author), book.year] as const)
       const found = new Map<string, number>()
