@@ -7,7 +7,7 @@ import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS, RECORD_CREATED, TA
 import { CHANGE_COLUMNS, changeOf, TRASH_COLUMNS, trashedBookOf, type ChangeRow, type TrashRow } from '../sql/change-rows.ts'
 import { PostgresReader } from './reader.ts'
 import { PostgresChangeSignals } from './change-signals.ts'
-import { connectWithin, heeding, runWithin } from './connections.ts'
+import { connectWithin, heeding, runWithin, withDeadline } from './connections.ts'
 import { classifyPostgresError } from './errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './migrate.ts'
 import {
@@ -431,7 +431,12 @@ export class PostgresStore implements Store {
       const client = await this.#connect()
       let failure: Error | undefined
       try {
-        return await heeding(client, () => summariseBlock(client))
+        // A step may take as long as one statement may: a stalled server never answers, and the
+        // connection, closed on release, would otherwise be held for good.
+        return await withDeadline(
+          heeding(client, () => summariseBlock(client)),
+          queryTimeoutMs,
+        )
       } catch (err) {
         failure = err as Error
         throw err

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { loadMigrations } from '../../../src/store/migrations.ts'
 import { postgresFind } from '../../../src/store/postgres/find.ts'
@@ -10,6 +11,7 @@ import { StoreUnavailableError } from '../../../src/store/store.ts'
 import { dune, storeEngines } from '../../helpers.ts'
 import { adminQuery, createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../../support/postgres.ts'
 import { listById } from '../../support/reads.ts'
+import { startTcpProxy } from '../../support/tcp-proxy.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
@@ -116,6 +118,36 @@ describe('postgres store', () => {
         assert.equal(created.id, 4503599627370496)
         assert.equal(JSON.stringify((await listById(store, created.id - 1, 1))[0]?.id), '4503599627370496')
       } finally {
+        await store.close()
+      }
+    })
+
+    it('gives up a summary of blocks that a stalled server leaves unanswered, and reads again on a new connection', async () => {
+      const server = new URL(TEST_DATABASE_URL)
+      const proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) })
+      const throughProxy = new URL(schema.url)
+      throughProxy.hostname = '127.0.0.1'
+      throughProxy.port = String(proxy.port)
+      // A pool of two leaves reads by id, writes and the summaries one connection between them.
+      const store = await PostgresStore.open({ ...options(throughProxy.toString()), queryTimeoutMs: 500 })
+      try {
+        const { id } = await store.books.create('tester', dune)
+        proxy.stall()
+        // Nothing else asks meanwhile: the summaries' look for blocks, each second, takes the connection.
+        await sleep(1500)
+        // The stalled connection stays open and silent: only the store can give up on it.
+        proxy.thaw()
+        const read = () => store.books.get(id).catch((err: unknown) => err)
+        const started = performance.now()
+        let answer = await read()
+        while (answer instanceof StoreUnavailableError && performance.now() - started < 5000) {
+          await sleep(100)
+          answer = await read()
+        }
+        assert.equal((answer as { id?: number } | undefined)?.id, id)
+      } finally {
+        // Cut first: a look still waiting on a stalled connection would keep the store from closing.
+        await proxy.close()
         await store.close()
       }
     })
