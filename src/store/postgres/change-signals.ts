@@ -1,23 +1,32 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import type { ChangeSignals } from '../store.ts'
+import { withDeadline } from './connections.ts'
 import { APPLICATION_NAME } from './migrate.ts'
 
 /** The channel that the trigger of migration 021 notifies, with the schema's name as the payload. */
 const CHANNEL = 'book_changes'
 /** How long to wait before listening again once the connection was lost. */
 const RECONNECT_MS = 1000
+/**
+ * How often the listening connection is asked whether it still answers. A connection that a
+ * stalled server or a lost route left open and silent hears nothing, and says nothing of it.
+ */
+const CHECK_MS = 10_000
 
 export interface SignalOptions {
   url: string
+  /** Also how long a statement of the listening connection may wait for its answer. */
   connectTimeoutMs: number
+  checkMs?: number
 }
 
 /**
  * PostgreSQL's LISTEN, on a connection of its own beside the pool: each commit that numbers
  * changes notifies the channel (migration 021), on whichever instance it ran. Notifications for
- * other schemas of the database are left out. A lost connection is opened again after a second,
- * and the listener told once it is back, as commits meanwhile went unheard.
+ * other schemas of the database are left out. A lost connection, or one that leaves a statement
+ * unanswered, is opened again after a second, and the listener told once it is back, as commits
+ * meanwhile went unheard.
  */
 export class PostgresChangeSignals implements ChangeSignals {
   readonly #options: SignalOptions
@@ -31,10 +40,11 @@ export class PostgresChangeSignals implements ChangeSignals {
     let client: pg.Client | undefined
     let lost = Promise.withResolvers<void>()
 
+    const { connectTimeoutMs, checkMs = CHECK_MS } = this.#options
     const connect = async () => {
       const opened = new pg.Client({
         connectionString: this.#options.url,
-        connectionTimeoutMillis: this.#options.connectTimeoutMs,
+        connectionTimeoutMillis: connectTimeoutMs,
         keepAlive: true,
         application_name: APPLICATION_NAME,
       })
@@ -43,18 +53,28 @@ export class PostgresChangeSignals implements ChangeSignals {
         lost.resolve()
       })
       opened.on('end', () => lost.resolve())
+      // Ending a client whose statement is under way closes its socket at once.
+      const ask = <R extends pg.QueryResultRow>(text: string) => withDeadline(opened.query<R>(text), connectTimeoutMs)
       try {
         await opened.connect()
-        const { rows } = await opened.query<{ schema: string }>('SELECT current_schema() AS schema')
+        const { rows } = await ask<{ schema: string }>('SELECT current_schema() AS schema')
         const schema = rows[0]!.schema
         opened.on('notification', (message) => {
           if (message.channel === CHANNEL && message.payload === schema) signal()
         })
-        await opened.query(`LISTEN ${CHANNEL}`)
+        await ask(`LISTEN ${CHANNEL}`)
       } catch (err) {
         await opened.end().catch(() => {})
         throw err
       }
+      const check = setInterval(() => {
+        if (stopped) return clearInterval(check)
+        ask('SELECT 1').catch((err: unknown) => {
+          onError(err)
+          void opened.end().catch(() => {})
+        })
+      }, checkMs).unref()
+      opened.on('end', () => clearInterval(check))
       return opened
     }
 
@@ -87,7 +107,8 @@ export class PostgresChangeSignals implements ChangeSignals {
     return async () => {
       stopped = true
       lost.resolve()
-      await client?.end().catch(() => {})
+      // A silent server would never see the connection out: the stop waits no longer than for a statement.
+      if (client !== undefined) await withDeadline(client.end(), connectTimeoutMs).catch(() => {})
     }
   }
 }

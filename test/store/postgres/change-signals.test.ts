@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { PostgresChangeSignals } from '../../../src/store/postgres/change-signals.ts'
+import { PostgresStore } from '../../../src/store/postgres/store.ts'
+import { dune, storeEngines } from '../../helpers.ts'
+import { createTestSchema, TEST_DATABASE_URL } from '../../support/postgres.ts'
+import { startTcpProxy } from '../../support/tcp-proxy.ts'
+
+const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
+
+/** Settles as `promise` does, or fails once `ms` have passed. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  const timeout = sleep(ms).then(() => assert.fail(`${what}: nothing within ${ms} ms`))
+  return Promise.race([promise, timeout])
+}
+
+describe('postgres change signals', { skip: postgres.skip }, () => {
+  it('listen again when the connection goes silent, and hear the commits after it', async (t) => {
+    const schema = await createTestSchema()
+    const server = new URL(TEST_DATABASE_URL)
+    const proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) })
+    const throughProxy = new URL(schema.url)
+    throughProxy.hostname = '127.0.0.1'
+    throughProxy.port = String(proxy.port)
+    const writing = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
+    const signals = new PostgresChangeSignals({ url: throughProxy.toString(), connectTimeoutMs: 500, checkMs: 200 })
+    let wake = () => {}
+    const nextSignal = () => new Promise<void>((resolve) => (wake = resolve))
+    const stop = await signals.listen(
+      () => wake(),
+      () => {},
+    )
+    t.after(async () => {
+      await proxy.close()
+      await stop()
+      await writing.close()
+      await schema.drop()
+    })
+
+    let signalled = nextSignal()
+    await writing.books.create('ada', dune)
+    await within(signalled, 5000, 'a commit before the stall')
+
+    // The listening connection stays open and silent: only the listener can give up on it.
+    proxy.stall()
+    proxy.thaw()
+    signalled = nextSignal()
+    await within(signalled, 5000, 'word that the listener is back')
+    signalled = nextSignal()
+    await writing.books.create('ada', dune)
+    await within(signalled, 5000, 'a commit after the stall')
+  })
+})
