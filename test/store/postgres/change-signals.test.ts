@@ -11,8 +11,13 @@ const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
 /** Settles as `promise` does, or fails once `ms` have passed. */
 async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  const timeout = sleep(ms).then(() => assert.fail(`${what}: nothing within ${ms} ms`))
-  return Promise.race([promise, timeout])
+  const timer = new AbortController()
+  const timeout = sleep(ms, undefined, { signal: timer.signal }).then(() => assert.fail(`${what}: nothing within ${ms} ms`))
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    timer.abort()
+  }
 }
 
 describe('postgres change signals', { skip: postgres.skip }, () => {
