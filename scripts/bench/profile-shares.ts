@@ -29,7 +29,7 @@ const PACKAGES: [RegExp, string][] = [
   [/\/node_modules\/fast-jwt\//, 'JWT (fast-jwt)'],
   [/\/node_modules\/pg[^/]*\//, 'the store: pg driver'],
   [/\/node_modules\/secure-json-parse\//, 'body parsing (secure-json-parse)'],
-  [/\/node_modules\/(csv-parse|csv-stringify|@streamparser)\//, 'import and export records (csv-parse, csv-stringify, @streamparser/json)'],
+  [/\/node_modules\/(papaparse|csv-stringify|@streamparser)\//, 'import and export records (papaparse, csv-stringify, @streamparser/json)'],
   [/\/node_modules\/prom-client\//, "the service's own code"],
   [/\/node_modules\//, 'Fastify and its plugins'],
 ]

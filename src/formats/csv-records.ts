@@ -1,6 +1,6 @@
-import { CsvError, parse } from 'csv-parse'
+import Papa from 'papaparse'
 import { ImportFormatError, type ImportRecord } from './import-errors.ts'
-import { bookColumns, type BookOfRow, type ColumnChoice } from './known-columns.ts'
+import { bookColumns, MAX_COLUMNS, type BookOfRow, type ColumnChoice } from './known-columns.ts'
 import { readAhead } from './read-ahead.ts'
 
 /** Far above any valid row (three members of at most 500 characters), even with other columns. */
@@ -47,55 +47,72 @@ async function withHeaderRow(text: AsyncIterable<string>): Promise<{ headerRow: 
   return { headerRow: seen.join('').slice(0, MAX_ROW_CHARACTERS), text: whole }
 }
 
-/** A row as the parser read it, and the line it ended on. */
-interface ParsedRow {
-  record: string[]
-  lines: number
+const TOO_LONG = `A row is longer than ${MAX_ROW_CHARACTERS} characters: nothing after it is read`
+
+/**
+ * Far above any valid row too (a header has at most 1,000 columns), and a bound on the work of
+ * reading a row: each delimiter is a field to make, and a row of commas alone makes a million.
+ */
+const MAX_ROW_DELIMITERS = 65_536
+const TOO_MANY_DELIMITERS = `A row holds more than ${MAX_ROW_DELIMITERS} delimiters, those inside quotes included: nothing after it is read`
+
+/** How rows end: "\r\n" is read as "\n", with the "\r" taken off the row's last field. */
+type Newline = '\n' | '\r'
+
+/** A line break of the header row's: a lone "\r" only where it ends the header row. */
+function newlineOf(headerRow: string): Newline {
+  const cr = headerRow.indexOf('\r')
+  const lf = headerRow.indexOf('\n')
+  return cr !== -1 && (lf === -1 || lf > cr + 1) ? '\r' : '\n'
+}
+
+/** How many times `text` holds `of` before `end`. */
+function occurrences(text: string, of: string, end: number): number {
+  let count = 0
+  for (let at = text.indexOf(of); at !== -1 && at < end; at = text.indexOf(of, at + 1)) count++
+  return count
+}
+
+/** Line breaks inside a row's quoted fields: each puts the rows after it a line further. */
+function breaksIn(record: string[], newline: Newline): number {
+  let breaks = 0
+  for (const cell of record) breaks += occurrences(cell, newline, cell.length)
+  return breaks
+}
+
+function rowLength(record: string[]): number {
+  let length = record.length
+  for (const cell of record) length += cell.length
+  return length
 }
 
 /**
  * Books from delimited text with a header row, RFC 4180 quoting, in any order of columns; other
  * columns are ignored. Which columns hold the title, author and year, `bookColumns` says. A row
- * with the wrong number of fields is that row's problem; broken quoting stops the reading at
- * the row where it starts, since the rows after it cannot be told apart, and the rows before it
- * are handed out first. Tab-separated text takes a quote inside a field as it is, since
- * tab-separated files rarely quote.
+ * with the wrong number of fields is that row's problem; a quoted field that is never closed, a
+ * quote after a closing quote, or a row over MAX_ROW_CHARACTERS stops the reading at the row
+ * where it starts, since the rows after it cannot be told apart, and the rows before it are
+ * handed out first. A quote inside an unquoted field is taken as it is, as spreadsheets take it.
  */
 export async function* csvRecords(text: AsyncIterable<string>, options: DelimitedOptions = {}): AsyncGenerator<ImportRecord[]> {
-  let delimiter = options.delimiter
-  if (delimiter === undefined) {
-    const read = await withHeaderRow(text)
-    delimiter = delimiterOf(read.headerRow)
-    text = read.text
-  }
-  // Rows are taken as the parser finds them, so that those before a broken one are not lost
-  // with the parser's stream when it fails; nothing goes down the stream itself.
-  const parsed: ParsedRow[] = []
-  const parser = parse({
-    delimiter,
-    relax_quotes: delimiter === '\t',
-    relax_column_count: true,
-    skip_empty_lines: true,
-    // A bound on one row: without it, a body with no line break makes the parser grow one field
-    // to the whole body, at a cost that grows faster than its length.
-    max_record_size: MAX_ROW_CHARACTERS,
-    on_record: (record: string[], { lines }) => {
-      parsed.push({ record, lines })
-      return undefined
-    },
-  })
-  parser.resume()
-  // A failure reaches the callback of the write or end that met it; the event has nothing to add.
-  parser.on('error', () => {})
-  const feed = (chunk: string | undefined) =>
-    new Promise<Error | null | undefined>((resolve) => (chunk === undefined ? parser.end(resolve) : parser.write(chunk, resolve)))
+  const read = await withHeaderRow(text)
+  const delimiter = options.delimiter ?? delimiterOf(read.headerRow)
+  const newline = newlineOf(read.headerRow)
+  // papaparse's own streaming reads a whole stream at once, with no bound on a row: its parser
+  // is given the text a part at a time, and the unfinished row it leaves is kept for the next.
+  const parser = new Papa.Parser({ delimiter, newline })
 
   let bookOf: BookOfRow | undefined
   let width = 0
   let row = 0
-  const recordsOf = (rows: ParsedRow[]): ImportRecord[] => {
+  let line = 0
+  const recordsOf = (rows: string[][]): ImportRecord[] => {
     const records: ImportRecord[] = []
-    for (const { record, lines } of rows) {
+    for (const record of rows) {
+      const last = record.length - 1
+      if (newline === '\n' && record[last]!.endsWith('\r')) record[last] = record[last]!.slice(0, -1)
+      line += 1 + breaksIn(record, newline)
+      if (last === 0 && record[0] === '') continue
       if (bookOf === undefined) {
         bookOf = bookColumns(record, options.columns)
         width = record.length
@@ -105,33 +122,66 @@ export async function* csvRecords(text: AsyncIterable<string>, options: Delimite
       records.push(
         record.length === width
           ? { row, value: bookOf(record) }
-          : { row, problem: `Line ${lines} has ${record.length} fields where the header has ${width}` },
+          : { row, problem: `Line ${line} has ${record.length} fields where the header has ${width}` },
       )
     }
     return records
   }
-  const iterator = text[Symbol.asyncIterator]()
+  // The row that stops the reading: counted from 1 once the header is read, and none before.
+  const stopAt = (message: string) => new ImportFormatError(message, bookOf === undefined ? undefined : row + 1)
+
+  let partial = ''
+  // Delimiters in the row left unfinished, quoted ones too: each is a field to make once it is read.
+  let held = 0
+  const iterator = read.text[Symbol.asyncIterator]()
   for (;;) {
     const next = await iterator.next()
-    const failure = await feed(next.done ? undefined : next.value)
-    const records = recordsOf(parsed.splice(0))
-    if (records.length > 0) yield records
-    if (failure) {
-      if (!(failure instanceof CsvError)) throw failure
-      // The parser's count says which record broke (the header is the first).
-      const records = typeof failure.records === 'number' ? failure.records : 0
-      throw new ImportFormatError(csvProblem(failure), records > 0 ? records : undefined)
+    if (!next.done) {
+      const part = next.value
+      const ends = part.indexOf(newline)
+      held += occurrences(part, delimiter, ends === -1 ? part.length : ends)
+      if (held > MAX_ROW_DELIMITERS) {
+        throw bookOf === undefined
+          ? new ImportFormatError(
+              `The header row holds more than ${MAX_ROW_DELIMITERS} delimiters: an import reads at most ${MAX_COLUMNS} columns`,
+            )
+          : stopAt(TOO_MANY_DELIMITERS)
+      }
+      // Text with no line break cannot end the row left unfinished: it is kept, and the row read
+      // once a line break comes, so that a long row is read once rather than again with each part.
+      if (ends === -1) {
+        partial += part
+        if (partial.length > MAX_ROW_CHARACTERS) throw stopAt(TOO_LONG)
+        continue
+      }
     }
+    const whole = next.done ? partial : partial + next.value
+    // Read up to the last line break: the row after it cannot end before more text comes.
+    const text = next.done ? whole : whole.slice(0, whole.lastIndexOf(newline) + newline.length)
+    const { data, errors, meta } = parser.parse(text, 0, !next.done) as Papa.ParseResult<string[]>
+    partial = whole.slice(meta.cursor)
+    held = occurrences(partial, delimiter, partial.length)
+    // A quote after a closing one stops the reading: with the text read ending at a line break,
+    // nothing after it can still make it the end of its field.
+    const quote = errors.find(({ row }) => row !== undefined)
+    let end = Math.min(quote?.row ?? data.length, data.length)
+    let tooLong = false
+    // Only text this long can hold a row too long: shorter parts cost no look at each row.
+    if (text.length > MAX_ROW_CHARACTERS) {
+      const long = data.slice(0, end).findIndex((record) => rowLength(record) > MAX_ROW_CHARACTERS)
+      if (long !== -1) [end, tooLong] = [long, true]
+    }
+    const records = recordsOf(end === data.length ? data : data.slice(0, end))
+    if (records.length > 0) yield records
+    if (tooLong) throw stopAt(TOO_LONG)
+    if (quote?.code === 'MissingQuotes') throw stopAt('A quoted field that starts in this row is never closed: nothing after it is read')
+    if (quote) {
+      throw stopAt(
+        `A quote is misplaced (line ${line + 1}): quote a field whole, and double each quote inside it; nothing after it is read`,
+      )
+    }
+    if (partial.length > MAX_ROW_CHARACTERS) throw stopAt(TOO_LONG)
     if (next.done) break
   }
   if (bookOf === undefined) throw new ImportFormatError('The body is empty: a CSV import needs a header row and at least one book')
-}
-function csvProblem(err: CsvError): string {
-  const line = typeof err.lines === 'number' ? ` (line ${err.lines})` : ''
-  if (err.code === 'CSV_MAX_RECORD_SIZE') return `A row is longer than ${MAX_ROW_CHARACTERS} characters: nothing after it is read`
-  if (err.code === 'CSV_QUOTE_NOT_CLOSED') return 'A quoted field that starts in this row is never closed: nothing after it is read'
-  if (err.code === 'INVALID_OPENING_QUOTE' || err.code === 'CSV_INVALID_CLOSING_QUOTE') {
-    return `A quote is misplaced${line}: quote a field whole, and double each quote inside it; nothing after it is read`
-  }
-  return `The CSV is malformed${line}: nothing after it is read`
 }

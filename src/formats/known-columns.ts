@@ -71,7 +71,7 @@ const KNOWN_COLUMNS: KnownColumn[] = [
 const normalised = (name: string) => name.trim().toLowerCase()
 
 /** Far above any export's (LibraryThing's has 54), and a bound on the work a header row can cause. */
-const MAX_COLUMNS = 1000
+export const MAX_COLUMNS = 1000
 
 /** A column a member is read from, and how. */
 interface Source {

@@ -40,12 +40,12 @@ export const importBody = {
     'text/csv': {
       schema: {
         type: 'string',
-        description: `RFC 4180 quoting, fields separated by commas or semicolons (or tabs), whichever the header row holds most of; ${HEADER_ROW}`,
+        description: `RFC 4180 quoting, fields separated by commas or semicolons (or tabs), whichever the header row holds most of; a quote inside a field that does not start with one taken as it is; ${HEADER_ROW}`,
       },
       example: CSV_EXAMPLE,
     },
     'text/tab-separated-values': {
-      schema: { type: 'string', description: `Fields separated by tabs, a quote inside a field taken as it is; ${HEADER_ROW}` },
+      schema: { type: 'string', description: `Fields separated by tabs, quoted as CSV is; ${HEADER_ROW}` },
       example: TSV_EXAMPLE,
     },
   },

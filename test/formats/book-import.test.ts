@@ -168,11 +168,40 @@ describe('reading an import', () => {
       assert.deepEqual(errors, [{ row: 2, message: 'A quoted field that starts in this row is never closed: nothing after it is read' }])
     })
 
-    test('a quote inside an unquoted field is refused', async () => {
-      const { books, errors } = await read('title,author,year\nDu"ne,Frank Herbert,1965\n', 'csv')
-      assert.deepEqual(books, [])
-      assert.equal(errors[0]!.row, 1)
-      assert.match(errors[0]!.message, /quote is misplaced \(line 2\)/)
+    test('a quote inside an unquoted field is taken as it is; one after a closing quote stops the reading', async () => {
+      const taken = await read('title,author,year\nDu"ne,Frank "F." Herbert,1965\n', 'csv')
+      assert.deepEqual(taken.errors, [])
+      assert.deepEqual(taken.books, [{ title: 'Du"ne', author: 'Frank "F." Herbert', year: 1965 }])
+      // Long enough that the rest of the body, read as the misplaced quote's field, would be a row too long.
+      const body = `title,author,year\nDune,Frank Herbert,1965\n"Du"ne,Frank Herbert,1965\n${'Emma,Jane Austen,1815\n'.repeat(60_000)}`
+      for (const chunkSize of [7, 64 * 1024]) {
+        const { books, errors } = await read(body, { format: 'csv', keepValid: true }, {}, chunkSize)
+        assert.deepEqual(books, [dune])
+        assert.equal(errors.length, 1)
+        assert.equal(errors[0]!.row, 2)
+        assert.match(errors[0]!.message, /quote is misplaced \(line 3\)/)
+      }
+    })
+
+    test('spaces between a closing quote and what ends its field are left out, wherever the body is cut', async () => {
+      const body = 'title,author,year\r\n"Dune"  ,"Frank Herbert" ,"1965" \r\n'
+      for (let chunkSize = 1; chunkSize <= body.length; chunkSize++) {
+        const { books, errors } = await read(body, 'csv', {}, chunkSize)
+        assert.deepEqual(errors, [], `chunks of ${chunkSize}`)
+        assert.deepEqual(books, [dune], `chunks of ${chunkSize}`)
+      }
+    })
+
+    test('rows end as the header row does, with \\n, \\r\\n or \\r; lines are counted as an editor counts them', async () => {
+      for (const newline of ['\n', '\r\n', '\r']) {
+        const body = ['title,author,year', 'Dune,Frank Herbert,1965', '', `"Two${newline}lines",A,"2000"`, 'Emma,1815', ''].join(newline)
+        const { books, errors } = await read(body, { format: 'csv', keepValid: true })
+        assert.deepEqual(books, [dune, { title: `Two${newline}lines`, author: 'A', year: 2000 }], JSON.stringify(newline))
+        assert.deepEqual(errors, [{ row: 3, message: 'Line 6 has 2 fields where the header has 3' }], JSON.stringify(newline))
+      }
+      const mixed = await read('title,author,year\r\nDune,Frank Herbert,1965\nEmma,Jane Austen,\r\n', { format: 'csv', keepValid: true })
+      assert.deepEqual(mixed.books, [dune])
+      assert.deepEqual(mixed.errors, [{ row: 2, message: 'year is missing' }])
     })
 
     test('a row with the wrong number of fields names its row and line', async () => {
@@ -296,8 +325,20 @@ describe('reading an import', () => {
 
   test('a CSV row or NDJSON line over 1 MiB stops the import', async () => {
     const long = 'x'.repeat(2 * 1024 * 1024)
+    const tooLong = [{ row: 1, message: 'A row is longer than 1048576 characters: nothing after it is read' }]
     const csv = await read(`title,author,year\n${long}`, 'csv', {}, 64 * 1024)
-    assert.deepEqual(csv.errors, [{ row: 1, message: 'A row is longer than 1048576 characters: nothing after it is read' }])
+    assert.deepEqual(csv.errors, tooLong)
+    // Ended and followed by other rows, in parts smaller and larger than the row.
+    for (const chunkSize of [64 * 1024, 8 * 1024 * 1024]) {
+      const ended = await read(
+        `title,author,year\n${long},b,1\nDune,Frank Herbert,1965\n`,
+        { format: 'csv', keepValid: true },
+        {},
+        chunkSize,
+      )
+      assert.deepEqual(ended.errors, tooLong, `chunks of ${chunkSize}`)
+      assert.deepEqual(ended.books, [])
+    }
     const ndjson = await read(`{}\n${long}`, 'ndjson', {}, 64 * 1024)
     assert.equal(ndjson.errors.at(-1)!.message, 'A line is longer than 1048576 characters')
   })
@@ -632,8 +673,25 @@ describe('keeping the valid rows (invalid=skip, and dry runs)', () => {
 test('a header of more than 1,000 columns is refused', async () => {
   const { errors } = await read(`title,author,year${',x'.repeat(997)}\na,b,1${','.repeat(997)}\n`, 'csv')
   assert.deepEqual(errors, [])
+  assert.deepEqual((await read(`title,author,year${',x'.repeat(998)}\na,b,1\n`, 'csv')).errors, [
+    { message: 'The header row has 1001 columns: an import reads at most 1000' },
+  ])
   const header = `title,author,year${','.repeat(1024 * 1024 - 20)}`
   assert.deepEqual((await read(`${header}\n`, 'csv', {}, 65536)).errors, [
-    { message: 'The header row has 1048559 columns: an import reads at most 1000' },
+    { message: 'The header row holds more than 65536 delimiters: an import reads at most 1000 columns' },
   ])
+})
+
+test('a row of more than 65,536 delimiters stops the reading there', async () => {
+  const commas = ','.repeat(70_000)
+  for (const [body, row] of [
+    [`title,author,year\nDune,Frank Herbert,1965\n"x",${commas}\nEmma,Jane Austen,1815\n`, 2],
+    [`title,author,year\nDune,Frank Herbert,1965\n"${commas}",b,1\n`, 2],
+  ] as const) {
+    const { books, errors } = await read(body, { format: 'csv', keepValid: true }, {}, 4096)
+    assert.deepEqual(books, [dune])
+    assert.deepEqual(errors, [
+      { row, message: 'A row holds more than 65536 delimiters, those inside quotes included: nothing after it is read' },
+    ])
+  }
 })
