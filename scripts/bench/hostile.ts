@@ -195,6 +195,37 @@ function importBody(rows: number): Buffer {
   return Buffer.from(csv)
 }
 
+/**
+ * Dry runs of bodies that cost the CSV reader the most per byte, one after another for `seconds`:
+ * rows of delimiters alone (a field each), a quoted field and then a million delimiters, and a
+ * quoted field never closed, each near the 32 MiB limit.
+ */
+function costlyImports(service: Service, token: string, seconds: number) {
+  const M = 1024 * 1024
+  const bodies = [
+    `title,author,year\n${`${','.repeat(M - 1)}\n`.repeat(30)}`,
+    `title,author,year\n"a",${','.repeat(30 * M)}`,
+    `title,author,year\n"${'a'.repeat(30 * M)}`,
+  ].map((body) => Buffer.from(body))
+  return async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const until = performance.now() + seconds * 1000
+    let answers = 0
+    let unavailable = 0
+    for (let i = 0; performance.now() < until; i++) {
+      const answer = await timed(service, '/books/import?dry_run=true', token, agent, {
+        method: 'POST',
+        body: bodies[i % bodies.length]!,
+        headers: { 'content-type': 'text/csv' },
+      })
+      answers++
+      if (answer.status === 503) unavailable++
+    }
+    agent.destroy()
+    return { answers, unavailable }
+  }
+}
+
 async function engine(
   name: string,
   dbUrl: string,
@@ -233,6 +264,8 @@ async function engine(
         return { answers: 1, unavailable: answer.status === 503 ? 1 : 0 }
       }),
     )
+    options.log(`${name}: a bystander while CSV bodies that cost the most to read are checked`)
+    bystanders.push(await whileAttacked(service, token, ids, 'dry runs of costly CSV bodies, 10 s', costlyImports(service, token, 10)))
     if (name === 'PostgreSQL') {
       options.log(`${name}: a bystander while 16 searches from one address run`)
       bystanders.push(
