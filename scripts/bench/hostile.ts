@@ -8,7 +8,8 @@
  * - The whole list and an export of the commonest word: time to the first byte and to the last.
  * - While one client (127.0.0.1) runs 8 worst-case searches at once, in a loop, another client
  *   (127.0.0.2) reads books by id, one at a time, and asks `/readyz` every 100 ms: the p99 of its
- *   reads, and whether readiness ever failed. The same while a 100,000-row import runs.
+ *   reads, and whether readiness ever failed. The same while dry runs of CSV bodies that cost the
+ *   most to read are sent, while a 100,000-row import runs, and in the 10 s after it.
  * - On PostgreSQL, 16 concurrent searches from one address: the other client's reads still all
  *   answered.
  *
@@ -254,6 +255,8 @@ async function engine(
     const bystanders = [
       await whileAttacked(service, token, ids, '8 concurrent worst-case searches, 20 s', searches(service, token, 8, 20, worst)),
     ]
+    options.log(`${name}: a bystander while CSV bodies that cost the most to read are checked`)
+    bystanders.push(await whileAttacked(service, token, ids, 'dry runs of costly CSV bodies, 10 s', costlyImports(service, token, 10)))
     options.log(`${name}: a bystander while a 100,000-row import runs`)
     bystanders.push(
       await whileAttacked(service, token, ids, 'an import of 100,000 rows', async () => {
@@ -265,8 +268,14 @@ async function engine(
         return { answers: 1, unavailable: answer.status === 503 ? 1 : 0 }
       }),
     )
-    options.log(`${name}: a bystander while CSV bodies that cost the most to read are checked`)
-    bystanders.push(await whileAttacked(service, token, ids, 'dry runs of costly CSV bodies, 10 s', costlyImports(service, token, 10)))
+    // Its books then enter the search indexes, a step at a time, between other requests.
+    options.log(`${name}: a bystander in the 10 s after that import`)
+    bystanders.push(
+      await whileAttacked(service, token, ids, 'the 10 s after that import', async () => {
+        await sleep(10_000)
+        return { answers: 0, unavailable: 0 }
+      }),
+    )
     if (name === 'PostgreSQL') {
       options.log(`${name}: a bystander while 16 searches from one address run`)
       bystanders.push(
