@@ -90,16 +90,16 @@ function rowLength(record: string[]): number {
  * Books from delimited text with a header row, RFC 4180 quoting, in any order of columns; other
  * columns are ignored. Which columns hold the title, author and year, `bookColumns` says. A row
  * with the wrong number of fields is that row's problem; a quoted field that is never closed, a
- * quote after a closing quote, or a row over MAX_ROW_CHARACTERS stops the reading at the row
- * where it starts, since the rows after it cannot be told apart, and the rows before it are
+ * quote after a closing quote, or a row over MAX_ROW_CHARACTERS or MAX_ROW_DELIMITERS stops the
+ * reading at the row where it starts, since the rows after it cannot be told apart, and the rows before it are
  * handed out first. A quote inside an unquoted field is taken as it is, as spreadsheets take it.
  */
 export async function* csvRecords(text: AsyncIterable<string>, options: DelimitedOptions = {}): AsyncGenerator<ImportRecord[]> {
   const read = await withHeaderRow(text)
   const delimiter = options.delimiter ?? delimiterOf(read.headerRow)
   const newline = newlineOf(read.headerRow)
-  // papaparse's own streaming reads a whole stream at once, with no bound on a row: its parser
-  // is given the text a part at a time, and the unfinished row it leaves is kept for the next.
+  // papaparse's own streaming bounds no row, and reads an unfinished one again with each part: its
+  // parser is given the text up to the last line break instead, and the row after it is kept.
   const parser = new Papa.Parser({ delimiter, newline })
 
   let bookOf: BookOfRow | undefined
