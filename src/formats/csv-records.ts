@@ -148,7 +148,7 @@ export async function* csvRecords(text: AsyncIterable<string>, options: Delimite
           : stopAt(TOO_MANY_DELIMITERS)
       }
       // Text with no line break cannot end the row left unfinished: it is kept, and the row read
-      // once a line break comes, so that a long row is read once rather than again with each part.
+      // once a line break comes, so that a long row is not read again with each part.
       if (ends === -1) {
         partial += part
         if (partial.length > MAX_ROW_CHARACTERS) throw stopAt(TOO_LONG)
