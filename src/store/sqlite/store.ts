@@ -9,6 +9,7 @@ import { classifySqliteError } from './errors.ts'
 import { NEWEST_CHANGE } from './find.ts'
 import { ReaderCore } from './reader-core.ts'
 import { inProcessReader, workerReaders, type Reader } from './readers.ts'
+import { IndexerThread } from './indexer.ts'
 import { SqliteSearchIndex } from './search-index.ts'
 import { SqliteBlockSummary } from './block-summaries.ts'
 import { BlockSummaries } from '../block-summaries.ts'
@@ -289,7 +290,7 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
         const created = { id: Number(lastInsertRowid), title: book.title, author: book.author, year: book.year, revision: 1 }
         record(sql, 'created', actor, Date.now(), created.id, created)
         searchIndex.stored(1)
-        if (searchIndex.due) searchIndex.step()
+        searchIndex.stepIfDue()
         return created
       })
     },
@@ -564,7 +565,9 @@ export class SqliteStore implements Store {
   readonly #lookups: DatabaseSync
   readonly #sql: Statements
   readonly #searchIndex: SqliteSearchIndex
-  #catchingUp = false
+  /** Where the catch-up after an import runs its steps; none for an in-memory database, which exists on one connection. */
+  readonly #indexer: IndexerThread | undefined
+  #closing = false
   readonly #writes: CommitPerTurn
   readonly #reads: CommitPerTurn
   readonly #readers: Reader
@@ -582,11 +585,12 @@ export class SqliteStore implements Store {
     if (!inMemory) createPrivateDatabaseFile(path)
     const db = new DatabaseSync(path)
     this.#db = db
+    const level = synchronous === 'full' ? 'FULL' : 'NORMAL'
     let searchIndex: SqliteSearchIndex
     try {
       db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
       db.exec('PRAGMA journal_mode = WAL')
-      db.exec(`PRAGMA synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
+      db.exec(`PRAGMA synchronous = ${level}`)
       registerFolding(db)
       migrate(db)
       searchIndex = new SqliteSearchIndex(db, searchIndexBatch)
@@ -602,6 +606,7 @@ export class SqliteStore implements Store {
     this.#lookups = inMemory ? db : new DatabaseSync(path, { readOnly: true, timeout: busyTimeoutMs })
     const lookupSql = inMemory ? this.#sql : prepareStatements(this.#lookups)
     this.#reads = inMemory ? this.#writes : new CommitPerTurn(this.#lookups, classifySqliteError)
+    this.#indexer = inMemory ? undefined : new IndexerThread({ path, busyTimeoutMs, synchronous: level })
     this.#readers = inMemory
       ? inProcessReader(new ReaderCore({ pages: db, open: () => db, release: () => {}, snapshots: false }), readDeadlineMs, (step) =>
           this.#writes.direct(step),
@@ -660,17 +665,21 @@ export class SqliteStore implements Store {
 
   /**
    * Indexes the tail that a transaction left long (an import's books), a step at a time, each
-   * step a write of its own turn, so that requests are answered between the steps.
+   * step a write turn of its own, so that requests are answered between the steps: on the
+   * indexer's thread, with the write turn lent to it, or here, between this thread's writes.
    */
   #catchUp(): void {
-    if (this.#catchingUp || !this.#searchIndex.due || !this.#db.isOpen) return
-    this.#catchingUp = true
-    void this.#writes
-      .write(() => this.#searchIndex.step())
+    const index = this.#searchIndex
+    if (this.#closing || index.catchingUp || !index.due) return
+    index.catchingUp = true
+    const indexer = this.#indexer
+    const step = indexer ? this.#writes.hold(() => indexer.step()).then((done) => index.took(done)) : this.#writes.write(() => index.step())
+    void step
       .catch(() => 0)
       .then((moved) => {
-        this.#catchingUp = false
-        if (moved > 0) setImmediate(() => this.#catchUp())
+        index.catchingUp = false
+        if (moved > 0 && index.due) setImmediate(() => this.#catchUp())
+        else void indexer?.end()
       })
   }
 
@@ -686,9 +695,11 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.#closing = true
     await this.#summaries.stop()
     await this.#readers.end()
     await this.#writes.released()
+    await this.#indexer?.end()
     if (!this.#db.isOpen) return
     this.#writes.flush()
     if (this.#reads !== this.#writes) this.#reads.flush()

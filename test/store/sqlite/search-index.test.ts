@@ -12,13 +12,13 @@ import type { Book, NewBook } from '../../../src/books/book.ts'
 import { compareFolded, compareTitles, expectedIds, matches, type ModelQuery } from '../../support/book-search-model.ts'
 import { findPage } from '../../support/reads.ts'
 
-async function openStore(t: TestContext, searchIndexBatch: number) {
+async function openStore(t: TestContext, searchIndexBatch: number, busyTimeoutMs?: number) {
   const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
   const path = join(dir, 'books.db')
   // Reads here are asked what they find, not how fast: a suite that shares two cores among a
   // dozen processes stalls one of the thousands of reads of the property below for seconds now and
   // then, which the service would rightly answer 503.
-  const store = new SqliteStore({ path, searchIndexBatch, readers: 1, readDeadlineMs: 60_000 })
+  const store = new SqliteStore({ path, searchIndexBatch, readers: 1, readDeadlineMs: 60_000, busyTimeoutMs })
   // A second connection reads what the store's own cannot show: the indexes themselves.
   const peek = new DatabaseSync(path)
   t.after(async () => {
@@ -167,6 +167,33 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     assert.equal(lastIndexed(), second.at(-1))
     checkIndexes()
     assert.deepEqual(await foundIds(store, { q: 'import', sort: 'id' }), first)
+  })
+
+  it('catches up after an import on a thread of its own, which a lock on the file holds instead of this one', async (t) => {
+    const { store, peek, lastIndexed, tail, checkIndexes } = await openStore(t, 20, 3000)
+    const ids = await store.transaction(({ books }) =>
+      books.createMany(
+        'tester',
+        Array.from({ length: 2000 }, (_, n) => ({ title: `Held ${n}`, author: 'Locked', year: 2000 })),
+      ),
+    )
+    // Another connection's write lock, taken before the catch-up's next step: that step waits for
+    // it. Were the step on this thread, it would wait here, and the timer that releases the lock
+    // would fire only after the store's busy timeout of 3 s.
+    peek.exec('BEGIN IMMEDIATE')
+    const late = await new Promise<number>((resolve) => {
+      const due = Date.now() + 200
+      setTimeout(() => {
+        peek.exec('COMMIT')
+        resolve(Date.now() - due)
+      }, 200)
+    })
+    assert.ok(late < 1500, `the timer fired ${late} ms late`)
+    assert.equal((await store.books.get(ids[0]!))?.title, 'Held 0')
+    for (let tries = 0; tail() > 0 && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.equal(lastIndexed(), ids.at(-1))
+    checkIndexes()
+    assert.deepEqual(await pagedIds(store, { q: 'held', sort: 'id' }, 1000), ids)
   })
 
   it('stores a book even when indexing the tail fails, and indexes it with a later book', async (t) => {
