@@ -568,6 +568,8 @@ export class SqliteStore implements Store {
   /** Where the catch-up after an import runs its steps; none for an in-memory database, which exists on one connection. */
   readonly #indexer: IndexerThread | undefined
   #closing = false
+  /** The pages of log past which a commit copies it into the database file: SQLite's default. */
+  readonly #logPages: number
   readonly #writes: CommitPerTurn
   readonly #reads: CommitPerTurn
   readonly #readers: Reader
@@ -595,6 +597,7 @@ export class SqliteStore implements Store {
       migrate(db)
       searchIndex = new SqliteSearchIndex(db, searchIndexBatch)
       searchIndex.indexAll()
+      this.#logPages = db.prepare('PRAGMA wal_autocheckpoint').get()!.wal_autocheckpoint as number
     } catch (err) {
       db.close()
       throw classifySqliteError(err)
@@ -647,7 +650,7 @@ export class SqliteStore implements Store {
       try {
         const result = await work(repositories(run, this.#searchIndex))
         run.end()
-        this.#sql.commit.run()
+        this.#commit()
         this.#catchUp()
         return result
       } catch (err) {
@@ -661,6 +664,27 @@ export class SqliteStore implements Store {
         throw classifySqliteError(err)
       }
     })
+  }
+
+  /**
+   * Commits the transaction open. One that leaves a catch-up to the indexer's thread leaves it the
+   * copies of the log into the database file too, until the catch-up ends: after an import of
+   * 100,000 books into a million, the first copy held this thread for a fifth of a second.
+   */
+  #commit(): void {
+    const handOver = this.#indexer !== undefined && this.#searchIndex.due
+    if (handOver) this.#copyLog(false)
+    try {
+      this.#sql.commit.run()
+    } catch (err) {
+      if (handOver && !this.#searchIndex.catchingUp) this.#copyLog(true)
+      throw err
+    }
+  }
+
+  /** Whether this thread's commits copy the log into the database file once it passes SQLite's mark. */
+  #copyLog(here: boolean): void {
+    if (this.#db.isOpen) this.#db.exec(`PRAGMA wal_autocheckpoint = ${here ? this.#logPages : 0}`)
   }
 
   /**
@@ -678,8 +702,12 @@ export class SqliteStore implements Store {
       .catch(() => 0)
       .then((moved) => {
         index.catchingUp = false
-        if (moved > 0 && index.due) setImmediate(() => this.#catchUp())
-        else void indexer?.end()
+        if (moved > 0 && index.due) {
+          setImmediate(() => this.#catchUp())
+        } else if (indexer) {
+          this.#copyLog(true)
+          void indexer.end()
+        }
       })
   }
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { statSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,8 +20,9 @@ async function openStore(t: TestContext, searchIndexBatch: number, busyTimeoutMs
   // dozen processes stalls one of the thousands of reads of the property below for seconds now and
   // then, which the service would rightly answer 503.
   const store = new SqliteStore({ path, searchIndexBatch, readers: 1, readDeadlineMs: 60_000, busyTimeoutMs })
-  // A second connection reads what the store's own cannot show: the indexes themselves.
-  const peek = new DatabaseSync(path)
+  // A second connection reads what the store's own cannot show: the indexes themselves. It waits
+  // for the store's writes in the background (the block summaries, the catch-up) to commit.
+  const peek = new DatabaseSync(path, { timeout: 10_000 })
   t.after(async () => {
     peek.close()
     await store.close()
@@ -29,6 +31,7 @@ async function openStore(t: TestContext, searchIndexBatch: number, busyTimeoutMs
   return {
     store,
     peek,
+    path,
     /** The newest book the indexes hold, or 0. */
     lastIndexed: () => (peek.prepare('SELECT max(id) AS id FROM books WHERE indexed = 1').get()!.id as number | null) ?? 0,
     /** How many books wait in the tail. */
@@ -194,6 +197,26 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     assert.equal(lastIndexed(), ids.at(-1))
     checkIndexes()
     assert.deepEqual(await pagedIds(store, { q: 'held', sort: 'id' }, 1000), ids)
+  })
+
+  it('leaves copying an import into the database file to the catch-up, and a later commit copies it when that fails', async (t) => {
+    const { store, peek, path } = await openStore(t, 20)
+    // Every step of the catch-up fails: only this thread's commits copy the log into the file.
+    peek.exec(`CREATE TRIGGER books_unindexable BEFORE UPDATE OF indexed ON books
+      BEGIN SELECT RAISE(ABORT, 'the index is unavailable'); END`)
+    const size = () => statSync(path).size
+    const before = size()
+    // Far more than SQLite's 1,000 pages of log, past which a commit copies it.
+    await store.transaction(({ books }) =>
+      books.createMany(
+        'tester',
+        Array.from({ length: 60_000 }, (_, n) => ({ title: `Copied ${n}`, author: 'Later', year: 2000 })),
+      ),
+    )
+    assert.equal(size(), before)
+    peek.exec('DROP TRIGGER books_unindexable')
+    await store.books.create('tester', { title: 'Copied at last', author: 'Later', year: 2000 })
+    assert.ok(size() > before + 1_000_000, `the file grew from ${before} to ${size()} bytes`)
   })
 
   it('stores a book even when indexing the tail fails, and indexes it with a later book', async (t) => {
