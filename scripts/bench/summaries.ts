@@ -46,3 +46,15 @@ export async function untilSummarised(dbUrl: string, log: (line: string) => void
     await sleep(2000)
   }
 }
+
+/** Resolves once a running SQLite service has moved the books it imported into its search indexes; at once on PostgreSQL. */
+export async function untilIndexed(dbUrl: string): Promise<void> {
+  if (!dbUrl.startsWith('sqlite:')) return
+  const db = new DatabaseSync(dbUrl.slice('sqlite:'.length), { readOnly: true })
+  try {
+    const unindexed = db.prepare(UNINDEXED)
+    while (Number(unindexed.get()!.waiting) > 0) await sleep(250)
+  } finally {
+    db.close()
+  }
+}
