@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, it, type TestContext } from 'node:test'
 import pg from 'pg'
 import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../src/books/list-parameters.ts'
 import { openStore } from '../../src/store/open.ts'
 import { summariseBlock } from '../../src/store/postgres/block-summaries.ts'
-import { sqlitePath } from '../../src/store/sqlite/store.ts'
+import { SqliteStore, sqlitePath } from '../../src/store/sqlite/store.ts'
 import type { Store } from '../../src/store/store.ts'
 import type { Book, NewBook } from '../../src/books/book.ts'
 import { storeEngines } from '../helpers.ts'
@@ -205,3 +208,35 @@ for (const engine of storeEngines) {
     }
   })
 }
+
+describe('sqlite: the summaries of blocks', () => {
+  it("are made on the store's upkeep thread, which a lock on the file holds instead of this one", async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'books-summaries-'))
+    const path = join(dir, 'books.db')
+    // A tail this long never starts a catch-up, which would hold the store's writes itself.
+    const store = new SqliteStore({ path, searchIndexBatch: 100_000 })
+    const peek = new DatabaseSync(path, { timeout: 10_000 })
+    t.after(async () => {
+      peek.close()
+      await store.close()
+      await rm(dir, { recursive: true, force: true })
+    })
+    const waiting = () => peek.prepare('SELECT count(*) AS blocks FROM blocks_to_summarise WHERE block < 3').get()!.blocks as number
+    await store.transaction(({ books }) => books.createMany('tester', catalogue()))
+    // Another connection's write lock, held past the summaries' next look (every second). Were
+    // their steps on this thread, the first would wait here for the lock, and the timer that
+    // releases it would fire only after the store's busy timeout of 4 s.
+    peek.exec('BEGIN IMMEDIATE')
+    assert.ok(waiting() > 1, 'blocks wait for their summaries while the lock is held')
+    const late = await new Promise<number>((resolve) => {
+      const due = Date.now() + 1500
+      setTimeout(() => {
+        peek.exec('COMMIT')
+        resolve(Date.now() - due)
+      }, 1500)
+    })
+    assert.ok(late < 1000, `the timer fired ${late} ms late`)
+    for (let tries = 0; waiting() > 0 && tries < 400; tries++) await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.equal(waiting(), 0)
+  })
+})

@@ -4,7 +4,8 @@ import { BLOCK_BITS, blockIds, summaryOf } from '../sql/block-grams.ts'
 /**
  * Summarises one block of books at a time (migration 023): the oldest waiting block below the
  * newest, which new books are still filling. A step reads 1,024 books and writes about a
- * thousand rows, a few milliseconds, in the writer's transaction of its turn.
+ * thousand rows, in a transaction of the store's upkeep thread, or of this thread's writes for an
+ * in-memory database.
  */
 export class SqliteBlockSummary {
   readonly #next: StatementSync

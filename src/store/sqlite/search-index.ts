@@ -24,7 +24,7 @@ export interface IndexStep {
 
 /**
  * One step's statements, on a connection that may write the file: the store's own, or that of the
- * thread which catches up after an import (see IndexerThread).
+ * store's upkeep thread, which catches up after an import (see UpkeepThread).
  */
 export class IndexSteps {
   readonly #last: StatementSync

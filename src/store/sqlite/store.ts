@@ -9,8 +9,8 @@ import { classifySqliteError } from './errors.ts'
 import { NEWEST_CHANGE } from './find.ts'
 import { ReaderCore } from './reader-core.ts'
 import { inProcessReader, workerReaders, type Reader } from './readers.ts'
-import { IndexerThread } from './indexer.ts'
 import { SqliteSearchIndex } from './search-index.ts'
+import { UpkeepThread } from './upkeep.ts'
 import { SqliteBlockSummary } from './block-summaries.ts'
 import { BlockSummaries } from '../block-summaries.ts'
 import {
@@ -565,8 +565,8 @@ export class SqliteStore implements Store {
   readonly #lookups: DatabaseSync
   readonly #sql: Statements
   readonly #searchIndex: SqliteSearchIndex
-  /** Where the catch-up after an import runs its steps; none for an in-memory database, which exists on one connection. */
-  readonly #indexer: IndexerThread | undefined
+  /** Where the catch-up after an import and the block summaries run; none for an in-memory database, which exists on one connection. */
+  readonly #upkeep: UpkeepThread | undefined
   #closing = false
   /** The pages of log past which a commit copies it into the database file: SQLite's default. */
   readonly #logPages: number
@@ -609,7 +609,7 @@ export class SqliteStore implements Store {
     this.#lookups = inMemory ? db : new DatabaseSync(path, { readOnly: true, timeout: busyTimeoutMs })
     const lookupSql = inMemory ? this.#sql : prepareStatements(this.#lookups)
     this.#reads = inMemory ? this.#writes : new CommitPerTurn(this.#lookups, classifySqliteError)
-    this.#indexer = inMemory ? undefined : new IndexerThread({ path, busyTimeoutMs, synchronous: level })
+    this.#upkeep = inMemory ? undefined : new UpkeepThread({ path, busyTimeoutMs, synchronous: level })
     this.#readers = inMemory
       ? inProcessReader(new ReaderCore({ pages: db, open: () => db, release: () => {}, snapshots: false }), readDeadlineMs, (step) =>
           this.#writes.direct(step),
@@ -632,8 +632,11 @@ export class SqliteStore implements Store {
     this.loginFailures = loginFailures
     this.idempotencyKeys = idempotencyKeys
     const summary = new SqliteBlockSummary(db)
+    const upkeep = this.#upkeep
     this.#summaries = new BlockSummaries(
-      async () => (await this.#writes.direct(() => summary.waiting())) && this.#writes.write(() => summary.step()),
+      async () =>
+        (await this.#writes.direct(() => summary.waiting())) &&
+        (upkeep ? this.#writes.hold(() => upkeep.summarise()) : this.#writes.write(() => summary.step())),
     )
   }
 
@@ -667,12 +670,12 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Commits the transaction open. One that leaves a catch-up to the indexer's thread leaves it the
+   * Commits the transaction open. One that leaves a catch-up to the upkeep thread leaves it the
    * copies of the log into the database file too, until the catch-up ends: after an import of
    * 100,000 books into a million, the first copy held this thread for a fifth of a second.
    */
   #commit(): void {
-    const handOver = this.#indexer !== undefined && this.#searchIndex.due
+    const handOver = this.#upkeep !== undefined && this.#searchIndex.due
     if (handOver) this.#copyLog(false)
     try {
       this.#sql.commit.run()
@@ -690,23 +693,22 @@ export class SqliteStore implements Store {
   /**
    * Indexes the tail that a transaction left long (an import's books), a step at a time, each
    * step a write turn of its own, so that requests are answered between the steps: on the
-   * indexer's thread, with the write turn lent to it, or here, between this thread's writes.
+   * upkeep thread, with the write turn lent to it, or here, between this thread's writes.
    */
   #catchUp(): void {
     const index = this.#searchIndex
     if (this.#closing || index.catchingUp || !index.due) return
     index.catchingUp = true
-    const indexer = this.#indexer
-    const step = indexer ? this.#writes.hold(() => indexer.step()).then((done) => index.took(done)) : this.#writes.write(() => index.step())
+    const upkeep = this.#upkeep
+    const step = upkeep ? this.#writes.hold(() => upkeep.index()).then((done) => index.took(done)) : this.#writes.write(() => index.step())
     void step
       .catch(() => 0)
       .then((moved) => {
         index.catchingUp = false
         if (moved > 0 && index.due) {
           setImmediate(() => this.#catchUp())
-        } else if (indexer) {
+        } else if (upkeep) {
           this.#copyLog(true)
-          void indexer.end()
         }
       })
   }
@@ -727,7 +729,7 @@ export class SqliteStore implements Store {
     await this.#summaries.stop()
     await this.#readers.end()
     await this.#writes.released()
-    await this.#indexer?.end()
+    await this.#upkeep?.end()
     if (!this.#db.isOpen) return
     this.#writes.flush()
     if (this.#reads !== this.#writes) this.#reads.flush()
