@@ -14,6 +14,7 @@ import type { Book, NewBook } from '../../src/books/book.ts'
 import { storeEngines } from '../helpers.ts'
 import { compareFolded, compareTitles, matches, type ModelQuery } from '../support/book-search-model.ts'
 import { findPage } from '../support/reads.ts'
+import { holdWriteLock } from '../support/write-lock.ts'
 
 /** A store on a fresh database, and a look at its blocks waiting for a summary. */
 async function openEngine(t: TestContext, engine: (typeof storeEngines)[number]) {
@@ -226,15 +227,9 @@ describe('sqlite: the summaries of blocks', () => {
     // Another connection's write lock, held past the summaries' next look (every second). Were
     // their steps on this thread, the first would wait here for the lock, and the timer that
     // releases it would fire only after the store's busy timeout of 4 s.
-    peek.exec('BEGIN IMMEDIATE')
+    const held = holdWriteLock(peek, 1500)
     assert.ok(waiting() > 1, 'blocks wait for their summaries while the lock is held')
-    const late = await new Promise<number>((resolve) => {
-      const due = Date.now() + 1500
-      setTimeout(() => {
-        peek.exec('COMMIT')
-        resolve(Date.now() - due)
-      }, 1500)
-    })
+    const late = await held
     assert.ok(late < 1000, `the timer fired ${late} ms late`)
     for (let tries = 0; waiting() > 0 && tries < 400; tries++) await new Promise((resolve) => setTimeout(resolve, 50))
     assert.equal(waiting(), 0)

@@ -12,6 +12,7 @@ import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Book, NewBook } from '../../../src/books/book.ts'
 import { compareFolded, compareTitles, expectedIds, matches, type ModelQuery } from '../../support/book-search-model.ts'
 import { findPage } from '../../support/reads.ts'
+import { holdWriteLock } from '../../support/write-lock.ts'
 
 async function openStore(t: TestContext, searchIndexBatch: number, busyTimeoutMs?: number) {
   const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
@@ -183,14 +184,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     // Another connection's write lock, taken before the catch-up's next step: that step waits for
     // it. Were the step on this thread, it would wait here, and the timer that releases the lock
     // would fire only after the store's busy timeout of 3 s.
-    peek.exec('BEGIN IMMEDIATE')
-    const late = await new Promise<number>((resolve) => {
-      const due = Date.now() + 200
-      setTimeout(() => {
-        peek.exec('COMMIT')
-        resolve(Date.now() - due)
-      }, 200)
-    })
+    const late = await holdWriteLock(peek, 200)
     assert.ok(late < 1500, `the timer fired ${late} ms late`)
     assert.equal((await store.books.get(ids[0]!))?.title, 'Held 0')
     for (let tries = 0; tail() > 0 && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
