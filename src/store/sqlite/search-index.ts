@@ -9,10 +9,10 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite'
 export const SEARCH_INDEX_BATCH = 2000
 
 /**
- * The most books one step moves into the indexes. A single write's step runs on the thread that
- * answers every request, and FTS5 takes tens of microseconds per book: a step of this size is over
- * in a few milliseconds, where the tens of thousands that imports used to index at once held every
- * other request for as long as a second (docs/performance.md).
+ * The most books one step moves into the indexes. FTS5 takes tens of microseconds per book: a
+ * step of this size is over in a few milliseconds in a small catalogue, where the tens of
+ * thousands that imports used to index at once held every other request for as long as a second
+ * (docs/performance.md). In-memory databases step on the thread that answers requests.
  */
 export const INDEX_STEP = 500
 
@@ -92,6 +92,11 @@ export class SqliteSearchIndex {
   #tail = 0
   /** Set while the store catches up after a transaction: single writes then leave the tail to it. */
   catchingUp = false
+  /**
+   * Set by a store that has an upkeep thread: a write that finds a step due asks for a catch-up
+   * there, instead of stepping in its own transaction on the thread that answers requests.
+   */
+  elsewhere: (() => void) | undefined
 
   constructor(db: DatabaseSync, batch = SEARCH_INDEX_BATCH) {
     this.#batch = batch
@@ -115,9 +120,11 @@ export class SqliteSearchIndex {
     this.#tail += count
   }
 
-  /** Called by a write that stored a book, in its transaction: a step, when one is due and no catch-up takes it. */
+  /** Called by a write that stored a book, in its transaction: a step, when one is due and no catch-up is under way. */
   stepIfDue(): void {
-    if (this.due && !this.catchingUp) this.step()
+    if (!this.due || this.catchingUp) return
+    if (this.elsewhere) this.elsewhere()
+    else this.step()
   }
 
   /** Runs a step in the transaction open, on this connection; answers how many books it moved. */

@@ -610,6 +610,8 @@ export class SqliteStore implements Store {
     const lookupSql = inMemory ? this.#sql : prepareStatements(this.#lookups)
     this.#reads = inMemory ? this.#writes : new CommitPerTurn(this.#lookups, classifySqliteError)
     this.#upkeep = inMemory ? undefined : new UpkeepThread({ path, busyTimeoutMs, synchronous: level })
+    // The catch-up waits for the write turn, so it steps after the turn of the write that asks commits.
+    if (this.#upkeep) searchIndex.elsewhere = () => this.#catchUp()
     this.#readers = inMemory
       ? inProcessReader(new ReaderCore({ pages: db, open: () => db, release: () => {}, snapshots: false }), readDeadlineMs, (step) =>
           this.#writes.direct(step),
