@@ -693,9 +693,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Indexes the tail that a transaction left long (an import's books), a step at a time, each
-   * step a write turn of its own, so that requests are answered between the steps: on the
-   * upkeep thread, with the write turn lent to it, or here, between this thread's writes.
+   * Indexes the tail that a transaction (an import's books) or single writes left long, a step at
+   * a time, each step a write turn of its own, so that requests are answered between the steps:
+   * on the upkeep thread, with the write turn lent to it, or here, between this thread's writes.
    */
   #catchUp(): void {
     const index = this.#searchIndex

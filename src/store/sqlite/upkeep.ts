@@ -7,7 +7,7 @@ const IDLE_MS = 5000
 
 /**
  * The store's own writes in the background, run on a thread of their own, one job at a time: the
- * steps of the search indexes' catch-up after an import, and the summaries of blocks of books.
+ * steps that move new books into the search indexes, and the summaries of blocks of books.
  * At a million books a step of either took tens to hundreds of milliseconds with its commit, and
  * on the thread that answers requests every read waited for it (docs/performance.md). The store
  * lends its write turn to each job, so its own writes wait for the job to commit instead of
