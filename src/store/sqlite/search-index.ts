@@ -90,7 +90,7 @@ export class SqliteSearchIndex {
   readonly #count: StatementSync
   /** How long this process believes the tail is; other processes may have shortened it since. */
   #tail = 0
-  /** Set while the store catches up after a transaction: single writes then leave the tail to it. */
+  /** Set while the store catches up, a step at a time: single writes then leave the tail to it. */
   catchingUp = false
   /**
    * Set by a store that has an upkeep thread: a write that finds a step due asks for a catch-up
