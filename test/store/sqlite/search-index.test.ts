@@ -229,7 +229,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
 
   it('leaves copying an import into the database file to the catch-up, and a later commit copies it when that fails', async (t) => {
     const { store, peek, path } = await openStore(t, 20)
-    // Every step of the catch-up fails: only this thread's commits copy the log into the file.
+    // Every step of the catch-up fails, so the catch-up copies nothing into the file.
     peek.exec(`CREATE TRIGGER books_unindexable BEFORE UPDATE OF indexed ON books
       BEGIN SELECT RAISE(ABORT, 'the index is unavailable'); END`)
     const size = () => statSync(path).size
