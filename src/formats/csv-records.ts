@@ -91,8 +91,9 @@ function rowLength(record: string[]): number {
  * columns are ignored. Which columns hold the title, author and year, `bookColumns` says. A row
  * with the wrong number of fields is that row's problem; a quoted field that is never closed, a
  * quote after a closing quote, or a row over MAX_ROW_CHARACTERS or MAX_ROW_DELIMITERS stops the
- * reading at the row where it starts, since the rows after it cannot be told apart, and the rows before it are
- * handed out first. A quote inside an unquoted field is taken as it is, as spreadsheets take it.
+ * reading at the row where it starts, since the rows after it cannot be told apart, and the rows
+ * before it are handed out first. A quote inside an unquoted field is taken as it is, as
+ * spreadsheets take it.
  */
 export async function* csvRecords(text: AsyncIterable<string>, options: DelimitedOptions = {}): AsyncGenerator<ImportRecord[]> {
   const read = await withHeaderRow(text)
