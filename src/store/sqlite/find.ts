@@ -122,15 +122,35 @@ export class SqliteFinder {
 
   /** The page `query` asks for. */
   page(query: FindQuery): FoundRow[] {
-    const { text, values } = findStatement(query, sqliteFind, this.#plan(query))
+    return this.#page(query, this.#plan(query))
+  }
+
+  #page(query: FindQuery, plan: FindPlanning): FoundRow[] {
+    const { text, values } = findStatement(query, sqliteFind, plan)
     // The typings know only object rows.
     return this.#statement(text).all(...(values as SQLInputValue[])) as unknown as FoundRow[]
   }
 
-  /** Every book of `query` after its position, read as the caller asks for them. */
-  rows(query: FindQuery): Iterator<FoundRow> {
-    const { text, values } = findStatement(query, sqliteFind, { whole: true, ...this.#plan(query, true) })
-    return this.#statement(text).iterate(...(values as SQLInputValue[])) as unknown as Iterator<FoundRow>
+  /**
+   * Every book of `query` after its position, read as the caller asks for them, of which the
+   * caller's first step takes `firstPage`. By relevance, when a walk through the top tier finds that
+   * page, it is read as a page is and the rest after it: the walk finds a page of a common word's
+   * matches in milliseconds, where the whole order ranks every match before its first book.
+   */
+  *rows(query: FindQuery, firstPage: number): Generator<FoundRow, void, undefined> {
+    let rest = query
+    if (query.order.relevance) {
+      const first = { ...query, limit: firstPage }
+      const plan = this.#plan(first)
+      if (plan.plan === 'walk') {
+        // The walk found a whole page (see planning): the books after it may be none.
+        const page = this.#page(first, plan)
+        yield* page
+        rest = { ...query, after: page.at(-1)!.slice(4) }
+      }
+    }
+    const { text, values } = findStatement(rest, sqliteFind, { whole: true, ...this.#plan(rest, true) })
+    yield* this.#statement(text).iterate(...(values as SQLInputValue[])) as unknown as Iterable<FoundRow>
   }
 
   /** How to read the books of `query` (see planning). */

@@ -139,7 +139,7 @@ export class ReaderCore {
         const total = query.count === true ? finder.count(query.filter) : undefined
         // Without a snapshot, a statement left open would see the writes made between its steps.
         const byKeys = shared || pagedByKeys(query)
-        this.#open.set(id, { db, finder, rows: byKeys ? { after: query.after } : finder.rows(query), request })
+        this.#open.set(id, { db, finder, rows: byKeys ? { after: query.after } : finder.rows(query, query.limit), request })
         opened = true
         return { ...this.#next(id), changeSeq, ...(total === undefined ? {} : { total }) }
       } catch (err) {
