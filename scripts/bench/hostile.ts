@@ -17,14 +17,14 @@
  * With `--data=DIR`, the SQLite file and the PostgreSQL database are kept there and reused by the
  * next run with the same number of books, so that a run need not seed a million books again.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { Agent } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { generateBooks, seedPostgres, seedSqlite } from './catalogue.ts'
+import { copyCatalogue, generateBooks, seedPostgres, seedSqlite } from './catalogue.ts'
 import { createDatabase, dropDatabase } from './postgres.ts'
 import { login, startService, type Service } from './service.ts'
 import { untilIndexed, untilSummarised } from './summaries.ts'
@@ -399,7 +399,7 @@ export async function main(args: string[]): Promise<void> {
       rmSync(path, { force: true })
       rmSync(`${path}-wal`, { force: true })
       rmSync(`${path}-shm`, { force: true })
-      copyFileSync(pristine, path)
+      copyCatalogue(pristine, path)
       results.push(await engine('SQLite', `sqlite:${path}`, { books, samples, log, import: body }))
     }
     if (engines.includes('postgres')) {

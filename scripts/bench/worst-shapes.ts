@@ -13,12 +13,12 @@
  * checkout migrated it: a migration that drops or replaces an index (024) is compared by running
  * each checkout without `--against`, in turns, the PostgreSQL catalogue put back between them.
  */
-import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { Agent } from 'node:http'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { seedPostgres, seedSqlite } from './catalogue.ts'
+import { copyCatalogue, seedPostgres, seedSqlite } from './catalogue.ts'
 import { createDatabase } from './postgres.ts'
 import { login, startService } from './service.ts'
 import { untilSummarised } from './summaries.ts'
@@ -108,7 +108,7 @@ async function sqliteUrl(dir: string, books: number): Promise<string> {
   }
   const path = join(dir, `worst-shapes-${books}.db`)
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true })
-  copyFileSync(pristine, path)
+  copyCatalogue(pristine, path)
   return `sqlite:${path}`
 }
 
