@@ -13,8 +13,9 @@ import { temporaryDirectory } from '../../support/temporary.ts'
 test('a whole read by relevance gives its first page from the top tier before it ranks the other matches', async () => {
   const path = join(temporaryDirectory('books-find-'), 'books.db')
   const store = new SqliteStore({ path })
-  // Ids from 1. The find's guard asks about every 1024th book it reads (see find.ts): those books
-  // hold the words, but their titles do not begin with them, so only a ranking of every match reads them.
+  // Ids from 1. The find's guard asks about every 1024th book it reads (src/store/sqlite/find.ts):
+  // those books hold the words, but their titles do not begin with them, so only a ranking of every
+  // match reads them.
   const books: NewBook[] = Array.from({ length: 2048 }, (_, i) => {
     if ((i + 1) % 1024 === 0) return { title: 'Zebra Crossing', author: 'Theodora Old', year: 2000 }
     if (i % 7 === 0) return { title: `Theory of the Old ${i}`, author: 'Anonymous', year: 2000 }
