@@ -150,7 +150,14 @@ export class SqliteFinder {
       }
     }
     const { text, values } = findStatement(rest, sqliteFind, { whole: true, ...this.#plan(rest, true) })
-    yield* this.#statement(text).iterate(...(values as SQLInputValue[])) as unknown as Iterable<FoundRow>
+    const rows = this.#statement(text).iterate(...(values as SQLInputValue[])) as unknown as IterableIterator<FoundRow>
+    try {
+      yield* rows
+    } finally {
+      // A statement stopped part way, out of time, cannot run again until its iterator is closed,
+      // and the connection keeps it prepared for its next read of the same shape.
+      rows.return?.()
+    }
   }
 
   /** How to read the books of `query` (see planning). */
