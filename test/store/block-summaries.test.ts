@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, it, type TestContext } from 'node:test'
@@ -14,6 +12,7 @@ import type { Book, NewBook } from '../../src/books/book.ts'
 import { storeEngines } from '../helpers.ts'
 import { compareFolded, compareTitles, matches, type ModelQuery } from '../support/book-search-model.ts'
 import { findPage } from '../support/reads.ts'
+import { temporaryDirectory } from '../support/temporary.ts'
 import { holdWriteLock } from '../support/write-lock.ts'
 
 /** A store on a fresh database, and a look at its blocks waiting for a summary. */
@@ -212,15 +211,13 @@ for (const engine of storeEngines) {
 
 describe('sqlite: the summaries of blocks', () => {
   it("are made on the store's upkeep thread, which a lock on the file holds instead of this one", async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'books-summaries-'))
-    const path = join(dir, 'books.db')
+    const path = join(temporaryDirectory('books-summaries-'), 'books.db')
     // A tail this long never starts a catch-up, which would hold the store's writes itself.
     const store = new SqliteStore({ path, searchIndexBatch: 100_000 })
     const peek = new DatabaseSync(path, { timeout: 10_000 })
     t.after(async () => {
       peek.close()
       await store.close()
-      await rm(dir, { recursive: true, force: true })
     })
     const waiting = () => peek.prepare('SELECT count(*) AS blocks FROM blocks_to_summarise WHERE block < 3').get()!.blocks as number
     await store.transaction(({ books }) => books.createMany('tester', catalogue()))
