@@ -49,6 +49,9 @@ export const postgresFind: FindDialect = {
   // The planner weighs both plans with its statistics.
   // OFFSET 0 is PostgreSQL's way to keep a subquery from being pulled up into the query around it.
   fence: 'OFFSET 0',
+  // PostgreSQL keeps the order of a fenced subquery, and its planner, weighing a whole read,
+  // could otherwise sort every match instead of walking the index of their order.
+  fenceWholeWalk: true,
   walked: `${WALKED}, words`,
   // The expression of the index books_by_filing_title (migration 019).
   filingTitle: 'book_filing_title(title_folded)',

@@ -42,6 +42,12 @@ export interface FindDialect {
    * for each book (the relevance) is computed once, not again in every condition on it.
    */
   fence: string
+  /**
+   * Whether the walk of a whole read is fenced as well. Its books come in the order of the index it
+   * walks, and the query around it orders them the same way: the engine must see that, or it sorts
+   * every match before it gives the first.
+   */
+  fenceWholeWalk: boolean
   /** What a walk or a matches-first read reads of each book: the four members, and what the filter and order look at. */
   walked: string
   /** The key `sort=title` orders by: the folded title with a leading article filed after the rest (migration 019). */
@@ -383,7 +389,7 @@ export function findStatement(
     }
     if (how === 'walk') {
       const walked = `SELECT ${dialect.walked} FROM books${whereClause([...sourceConditions(dialect, source), ...after(keys)])}
-      ORDER BY ${orderBy(keys, (key) => key.expression)} ${whole ? dialect.fence : `LIMIT ${add(WALK_LENGTH)}`}`
+      ORDER BY ${orderBy(keys, (key) => key.expression)} ${whole ? (dialect.fenceWholeWalk ? dialect.fence : '') : `LIMIT ${add(WALK_LENGTH)}`}`
       const checks = { ...source, ...dialect.checked }
       const found = `SELECT id, title, author, year, ${columns} FROM (${walked}) AS walked${whereClause(filterConditions(filter, checks, add, year))}`
       // A page's matches come in the walk's order, and the walk stops at the page's last: SQLite

@@ -81,6 +81,10 @@ export const sqliteFind: FindDialect = {
   // A unary plus keeps SQLite from choosing the year index.
   // SQLite never merges a subquery that has a LIMIT into a query with a WHERE clause.
   fence: 'LIMIT -1',
+  // Merged into the query around it, a whole walk is that query's own walk along the index of its
+  // order, in each part of the union; fenced, SQLite sorted the walk's books again, every one of a
+  // common word's half a million before the first reached the client.
+  fenceWholeWalk: false,
   // A generated column (migration 019), read by the walks that order by it.
   walked: `${WALKED}, title_filing`,
   filingTitle: 'title_filing',

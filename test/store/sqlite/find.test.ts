@@ -3,11 +3,11 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test, type TestContext } from 'node:test'
 import type { Book, NewBook } from '../../../src/books/book.ts'
-import type { FindQuery } from '../../../src/books/find.ts'
+import type { FindQuery, SortField } from '../../../src/books/find.ts'
 import { SqliteFinder } from '../../../src/store/sqlite/find.ts'
 import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
-import { expectedIds } from '../../support/book-search-model.ts'
+import { compareFolded, compareTitles, expectedIds } from '../../support/book-search-model.ts'
 import { temporaryDirectory } from '../../support/temporary.ts'
 
 /**
@@ -55,6 +55,40 @@ test('a whole read by relevance gives its first page from the top tier before it
     [...finder.rows(theOld, 5000)].map(([id]) => id),
     expected,
   )
+})
+
+test('a whole read sorted by a key gives its first books before it reads the other matches', async (t) => {
+  const { db, stored } = await catalogue(t)
+  let asked = 0
+  db.function('book_in_time', { deterministic: false, directOnly: true }, () => ++asked)
+  const finder = new SqliteFinder(db)
+  const matching = new Set(expectedIds(stored, { q: 'the old' }))
+  const byKey: Record<Exclude<SortField, 'id'>, (a: Book, b: Book) => number> = {
+    title: (a, b) => compareTitles(a.title, b.title),
+    author: (a, b) => compareFolded(a.author, b.author),
+    year: (a, b) => a.year - b.year,
+  }
+
+  // In each order, the books the guard asks about come after the first page (see catalogue).
+  for (const field of ['title', 'author', 'year', 'id'] as const) {
+    asked = 0
+    const query: FindQuery = {
+      filter: { words: ['the', 'old'] },
+      order: { relevance: false, keys: [{ field, descending: false }] },
+      limit: 10,
+    }
+    const rows = finder.rows(query, 10)
+    const read: number[] = []
+    for (let i = 0; i < 10; i++) read.push(rows.next().value![0])
+    assert.equal(asked, 0, `sorted by ${field}, the first page read no book after it`)
+    for (let next = rows.next(); next.done !== true; next = rows.next()) read.push(next.value[0])
+    const compare = field === 'id' ? () => 0 : byKey[field]
+    const expected = stored.filter((book) => matching.has(book.id)).sort((a, b) => compare(a, b) || a.id - b.id)
+    assert.deepEqual(
+      read,
+      expected.map((book) => book.id),
+    )
+  }
 })
 
 test("a whole read stopped part way, as one out of time is, leaves the connection's next read of its shape whole", async (t) => {
