@@ -388,10 +388,12 @@ export function findStatement(
       return `SELECT books.id, title, author, year, k0, books.id AS k1 FROM (${walk}) AS tier JOIN books ON books.id = tier.id`
     }
     if (how === 'walk') {
-      const walked = `SELECT ${dialect.walked} FROM books${whereClause([...sourceConditions(dialect, source), ...after(keys)])}
+      // The keys are computed in the walk, and named: PostgreSQL sees that the walk's order is the
+      // query's only through columns of the walk, not through expressions computed again outside it.
+      const walked = `SELECT ${dialect.walked}, ${columns} FROM books${whereClause([...sourceConditions(dialect, source), ...after(keys)])}
       ORDER BY ${orderBy(keys, (key) => key.expression)} ${whole ? (dialect.fenceWholeWalk ? dialect.fence : '') : `LIMIT ${add(WALK_LENGTH)}`}`
       const checks = { ...source, ...dialect.checked }
-      const found = `SELECT id, title, author, year, ${columns} FROM (${walked}) AS walked${whereClause(filterConditions(filter, checks, add, year))}`
+      const found = `SELECT id, title, author, year, ${named.map((key) => key.expression).join(', ')} FROM (${walked}) AS walked${whereClause(filterConditions(filter, checks, add, year))}`
       // A page's matches come in the walk's order, and the walk stops at the page's last: SQLite
       // would otherwise read the whole walk before merging the sources' pages.
       return whole ? found : `SELECT * FROM (${found} LIMIT ${add(query.limit)}) AS page`

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { loadMigrations } from '../../../src/store/migrations.ts'
+import { findStatement } from '../../../src/store/sql/find.ts'
 import { postgresFind } from '../../../src/store/postgres/find.ts'
 import { PostgresStore, type PostgresOptions } from '../../../src/store/postgres/store.ts'
 import { StoreUnavailableError } from '../../../src/store/store.ts'
@@ -104,6 +105,31 @@ describe('postgres store', () => {
         const plan = JSON.stringify(rows[0]['QUERY PLAN'])
         assert.match(plan, /books_long_title_words/)
         assert.doesNotMatch(plan, /Seq Scan/)
+      } finally {
+        await client.end()
+        await store.close()
+      }
+    })
+
+    it('reads a whole search sorted by a key in the order its walk reads, without sorting the books again', async () => {
+      const store = await PostgresStore.open(options(schema.url))
+      const client = new pg.Client(schema.url)
+      try {
+        const books = Array.from({ length: 3000 }, (_, n) => ({ title: `The Book Number ${n}`, author: `Author ${n % 97}`, year: 2000 }))
+        await store.transaction(({ books: repository }) => repository.createMany('tester', books))
+        await client.connect()
+        // At this size a sort costs little: forbidden, it is left only where no plan can do without.
+        await client.query('SET enable_sort = off')
+        for (const field of ['title', 'author', 'year', 'id'] as const) {
+          const query = {
+            filter: { words: ['book'] },
+            order: { relevance: false as const, keys: [{ field, descending: false }] },
+            limit: 20,
+          }
+          const { text, values } = findStatement(query, postgresFind, { whole: true, plan: 'walk' })
+          const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values)
+          assert.doesNotMatch(JSON.stringify(rows[0]['QUERY PLAN']), /"Sort"/, `sorted by ${field}`)
+        }
       } finally {
         await client.end()
         await store.close()
