@@ -5,7 +5,8 @@
  * - Every search shape that reads many books: contained text of one or two letters under every
  *   sort, the commonest words, deep relevance pages, `count=true` on each; first page p50 and p95,
  *   and how many answered 503 (they ran out of time).
- * - The whole list and an export of the commonest word: time to the first byte and to the last.
+ * - The whole list, and the commonest word or letter unpaged and exported, by relevance and sorted
+ *   by a key: time to the first byte and to the last.
  * - While one client (127.0.0.1) runs 8 worst-case searches at once, in a loop, another client
  *   (127.0.0.2) reads books by id, one at a time, and asks `/readyz` every 100 ms: the p99 of its
  *   reads, and whether readiness ever failed. The same while dry runs of CSV bodies that cost the
@@ -100,7 +101,16 @@ interface Stream {
 
 async function streams(service: Service, token: string, agent: Agent): Promise<Stream[]> {
   const result: Stream[] = []
-  for (const path of ['/books?q=the', '/books/export?format=csv&q=the', '/books']) {
+  const paths = [
+    '/books?q=the',
+    '/books/export?format=csv&q=the',
+    '/books',
+    // Sorted by a key: each walks the index of its order, checking every book.
+    '/books?q=the&sort=title',
+    '/books?title=e&sort=-year',
+    '/books/export?format=csv&q=the&sort=title',
+  ]
+  for (const path of paths) {
     const answer = await timed(service, path, token, agent)
     result.push({ what: path, firstByteMs: answer.firstByteMs, ms: answer.ms, status: answer.status })
   }
