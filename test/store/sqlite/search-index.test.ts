@@ -11,7 +11,7 @@ import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Book, NewBook } from '../../../src/books/book.ts'
 import { compareFolded, compareTitles, expectedIds, matches, type ModelQuery } from '../../support/book-search-model.ts'
-import { findPage } from '../../support/reads.ts'
+import { findPage, wholeIds } from '../../support/reads.ts'
 import { holdWriteLock } from '../../support/write-lock.ts'
 
 async function openStore(t: TestContext, searchIndexBatch: number, busyTimeoutMs?: number) {
@@ -80,18 +80,6 @@ async function pagedIds(store: SqliteStore, raw: RawBookQuery, limit: number): P
     if (found.length < limit) return ids
     after = found.at(-1)!.position
   }
-}
-
-/** Every book of the query as one whole read gives it, in pages of `limit` books. */
-async function wholeIds(store: SqliteStore, raw: RawBookQuery, limit: number): Promise<number[]> {
-  const ids: number[] = []
-  for await (const page of await store.reader.pages(
-    { ...findQueryOf(parseBookQuery(raw), undefined, limit), count: false },
-    { whole: true },
-  )) {
-    ids.push(...page.map(({ book }) => book.id))
-  }
-  return ids
 }
 
 /** Sort orders, and how the books come in each: ties by id. */
@@ -355,7 +343,11 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
               .sort(compare)
               .map((book) => book.id)
             assert.deepEqual(await pagedIds(store, raw, 2), expected, JSON.stringify(raw))
-            assert.deepEqual(await wholeIds(store, raw, 2), expected, `whole: ${JSON.stringify(raw)}`)
+            assert.deepEqual(
+              await wholeIds(store, { ...findQueryOf(parseBookQuery(raw), undefined, 2), count: false }),
+              expected,
+              `whole: ${JSON.stringify(raw)}`,
+            )
           }
         }
       }),

@@ -7,6 +7,7 @@ import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import { StoreUnavailableError } from '../../../src/store/store.ts'
 import type { FindQuery } from '../../../src/books/find.ts'
 import { temporaryDirectory } from '../../support/temporary.ts'
+import { wholeIds } from '../../support/reads.ts'
 
 const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
 
@@ -55,13 +56,7 @@ describe('SQLite store', () => {
     const store = new SqliteStore({ path: tempFile(), readers: 1 })
     try {
       const byId = { relevance: false as const, keys: [{ field: 'id' as const, descending: false }] }
-      const wholeList = async () => {
-        const read: number[] = []
-        for await (const page of await store.reader.pages({ filter: {}, order: byId, limit: 1000 }, { whole: true })) {
-          read.push(...page.map(({ book }) => book.id))
-        }
-        return read
-      }
+      const wholeList = () => wholeIds(store, { filter: {}, order: byId, limit: 1000 })
       const short = await store.books.createMany('tester', [dune])
       assert.deepEqual(await wholeList(), short)
       const long = [
