@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { copyCatalogue, generateBooks, seedPostgres, seedSqlite } from './catalogue.ts'
-import { createDatabase, dropDatabase } from './postgres.ts'
+import { createDatabase, dropDatabase, serverSettings } from './postgres.ts'
 import { login, startService, type Service } from './service.ts'
 import { untilIndexed, untilSummarised } from './summaries.ts'
 import { percentile, timed, type Answer } from './timed.ts'
@@ -166,7 +166,8 @@ async function whileAttacked(
   return {
     what,
     readP99: percentile(reads, 99),
-    readMax: Math.max(...reads),
+    // Not Math.max(...reads): a quiet catch-up on a fast machine reads more times than a call takes arguments.
+    readMax: percentile(reads, 100),
     reads: reads.length,
     failedReads,
     readyFailures,
@@ -416,6 +417,7 @@ export async function main(args: string[]): Promise<void> {
       const catalogue = await postgresCatalogue(books, keep, log)
       if (catalogue !== undefined) {
         try {
+          log(`PostgreSQL: ${await serverSettings(catalogue.url)}`)
           results.push(await engine('PostgreSQL', catalogue.url, { books, samples, log, import: body }))
           // What the import added goes again, so that a kept catalogue stays as seeded: its rows
           // left dead in the table would otherwise be read by every later run's searches.
