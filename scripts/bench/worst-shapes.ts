@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { copyCatalogue, seedPostgres, seedSqlite } from './catalogue.ts'
-import { createDatabase } from './postgres.ts'
+import { createDatabase, serverSettings } from './postgres.ts'
 import { login, startService } from './service.ts'
 import { untilSummarised } from './summaries.ts'
 import { percentile, timed, type Answer } from './timed.ts'
@@ -147,10 +147,12 @@ export async function main(args: string[]): Promise<void> {
   if (values.against !== undefined) services.push(['against', join(resolve(values.against), 'src/main.ts')])
   const lines = [`| engine | search | ${services.map(([name]) => `${name}: p50 / p95 (p95 range)`).join(' | ')} |`]
   lines.push(`|---|---|${services.map(() => '---:').join('|')}|`)
+  const settings: string[] = []
   for (const engine of values.engines.split(',')) {
     const dbUrl = engine === 'sqlite' ? await sqliteUrl(values.data, books) : await postgresUrl(books)
     // The first service to open the SQLite file migrates it: this checkout's, before any round.
     await migrate(dbUrl)
+    if (engine === 'postgres') settings.push(`PostgreSQL: ${await serverSettings(dbUrl)}`)
     const results = new Map(services.map(([name]) => [name, [] as Round[]]))
     unavailable.clear()
     for (let round = 0; round < rounds; round++) {
@@ -172,4 +174,5 @@ export async function main(args: string[]): Promise<void> {
     }
   }
   console.log(`\nFirst pages at ${books} books, ${rounds} rounds of ${samples} samples\n\n${lines.join('\n')}`)
+  if (settings.length > 0) console.log(`\n${settings.join('\n')}`)
 }
