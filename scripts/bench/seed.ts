@@ -1,5 +1,6 @@
 import { DatabaseSync } from 'node:sqlite'
 import { searchKeys } from '../../src/books/folding.ts'
+import { SqliteSearchIndex } from '../../src/store/sqlite/search-index.ts'
 import { sampleBook } from './service.ts'
 
 /**
@@ -20,6 +21,8 @@ export function seedSqlite(path: string, count: number): void {
       insert.run(book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords)
     }
     db.exec('COMMIT')
+    // Into the search indexes here: a service would otherwise do it as it starts, for longer than it may take to listen.
+    new SqliteSearchIndex(db).indexAll()
   } finally {
     db.close()
   }
