@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
@@ -72,6 +73,32 @@ describe('SQLite store', () => {
       await store.close()
     }
   })
+
+  test(
+    'readers read the file through a memory map, which the process then shows among its mappings',
+    { skip: process.platform !== 'linux' && 'reads /proc' },
+    async () => {
+      const path = tempFile()
+      const mapped = () =>
+        readFileSync('/proc/self/maps', 'utf8')
+          .split('\n')
+          .some((line) => line.endsWith(` ${path}`))
+      // Closed, the store leaves its books in the file itself, where a reader then finds them, not in the log.
+      const writer = new SqliteStore({ path, readers: 1 })
+      await writer.books.createMany('tester', [dune])
+      await writer.close()
+      assert.equal(mapped(), false)
+      const store = new SqliteStore({ path, readers: 1 })
+      try {
+        // Sorted by title, a whole read is a reader's: one by id may run where reads by id do.
+        const byTitle = { relevance: false as const, keys: [{ field: 'title' as const, descending: false }] }
+        assert.equal((await wholeIds(store, { filter: {}, order: byTitle, limit: 1000 })).length, 1)
+        assert.equal(mapped(), true)
+      } finally {
+        await store.close()
+      }
+    },
+  )
 
   test('reads books while a transaction holds the writes, without what it has not committed', { timeout: 10_000 }, async () => {
     const store = new SqliteStore({ path: tempFile(), readers: 1 })
