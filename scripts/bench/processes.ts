@@ -100,6 +100,54 @@ export function peakRss(pid: number): number | undefined {
   }
 }
 
+/** The resident memory of `pid` in kB, by kind, from /proc (cheap: no walk of its page tables), or undefined once it has ended. */
+function resident(pid: number): { anon: number; file: number; shmem: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN)
+    const found = { anon: kb('RssAnon'), file: kb('RssFile'), shmem: kb('RssShmem') }
+    return Object.values(found).some(Number.isNaN) ? undefined : found
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The resident memory of the service `pid` while `work` runs, in bytes, as it starts and at its
+ * highest. On a SQLite store (`dbUrl`), the pages of files it maps after `work` starts are left
+ * out, sampled every 10 ms: SQLite's readers read the store's file through a memory map, and each
+ * page they touch counts in the resident set (and in its peak, VmHWM), though it is the operating
+ * system's cache of the file, which reads by system call fill as well without counting there. The
+ * files it had mapped before (its code) still count. Otherwise, the kernel's own peak (VmHWM).
+ */
+export async function peakResidentDuring<T>(
+  pid: number,
+  dbUrl: string,
+  work: () => Promise<T>,
+): Promise<{ value: T; beforeBytes: number; peakBytes: number }> {
+  const start = resident(pid)
+  if (!dbUrl.startsWith('sqlite:') || start === undefined) {
+    const beforeBytes = peakRss(pid) ?? 0
+    const value = await work()
+    return { value, beforeBytes, peakBytes: peakRss(pid) ?? 0 }
+  }
+  const own = ({ anon, shmem }: { anon: number; shmem: number }) => (anon + shmem + start.file) * 1024
+  const beforeBytes = own(start)
+  let peakBytes = beforeBytes
+  const sample = () => {
+    const now = resident(pid)
+    if (now !== undefined) peakBytes = Math.max(peakBytes, own(now))
+  }
+  const watch = setInterval(sample, 10)
+  try {
+    const value = await work()
+    sample()
+    return { value, beforeBytes, peakBytes }
+  } finally {
+    clearInterval(watch)
+  }
+}
+
 export interface ListenerOptions {
   /** Standard output goes to /dev/null, so a chatty child does not cost the machine a pipe. */
   discardStdout?: boolean
