@@ -19,7 +19,7 @@ export interface WorkerData {
 /**
  * The most of the store's file a reader's connection reads through a memory map (SQLite's
  * `mmap_size`), rather than by a system call for each page into a page cache of its own of 2 MB:
- * at a million books, finds that read many books took a half to a third of the time
+ * at a million books, finds that read many books took three quarters to a third of the time
  * (docs/performance.md). The mapped pages are the operating system's cache of the file, which
  * reads by system call fill all the same; mapped, they count in the process's resident memory.
  */
