@@ -14,6 +14,7 @@ import { isMainThread } from 'node:worker_threads'
 const FILE_VARIABLE = 'BENCH_ALLOCATIONS_FILE'
 const SIGNAL = 'SIGUSR2'
 const ANSWER_TIMEOUT_MS = 5000
+const COUNT_EVERY_MS = 1000
 
 const file = process.env[FILE_VARIABLE]
 // The service's worker threads (SQLite's readers) have heaps of their own, not counted.
@@ -22,7 +23,8 @@ if (file !== undefined && isMainThread) {
   let used = getHeapStatistics().used_heap_size
   let profiler = new GCProfiler()
   profiler.start()
-  process.on(SIGNAL, () => {
+  /** Adds what was allocated since the last call to the total. */
+  const count = () => {
     const { statistics } = profiler.stop()
     profiler = new GCProfiler()
     profiler.start()
@@ -33,6 +35,12 @@ if (file !== undefined && isMainThread) {
     const now = getHeapStatistics().used_heap_size
     total += Math.max(0, now - used)
     used = now
+  }
+  // The profiler keeps a record of every collection until it is stopped: counted every second, a
+  // service that is never asked (the soak's, a long export's) does not grow by those records.
+  setInterval(count, COUNT_EVERY_MS).unref()
+  process.on(SIGNAL, () => {
+    count()
     // Renamed into place, so the benchmark never reads half a line.
     writeFileSync(`${file}.new`, `${process.hrtime.bigint()} ${total}`)
     renameSync(`${file}.new`, file)
