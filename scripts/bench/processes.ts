@@ -90,26 +90,36 @@ export function cpuSeconds(pid: number): number {
   return ticks / TICKS_PER_SECOND
 }
 
-/** Peak resident set size of the process in bytes (VmHWM), or undefined once it has ended. */
-export function peakRss(pid: number): number | undefined {
+/**
+ * Fields of /proc/PID/status given in kB, by name (cheap: no walk of the page tables), or
+ * undefined once the process has ended or when one is missing.
+ */
+function statusKb<N extends string>(pid: number, names: N[]): Record<N, number> | undefined {
+  let status: string
   try {
-    const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return match ? Number(match[1]) * 1024 : undefined
+    status = readFileSync(`/proc/${pid}/status`, 'utf8')
   } catch {
     return undefined
   }
+  const found = {} as Record<N, number>
+  for (const name of names) {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)
+    if (match === null) return undefined
+    found[name] = Number(match[1])
+  }
+  return found
 }
 
-/** The resident memory of `pid` in kB, by kind, from /proc (cheap: no walk of its page tables), or undefined once it has ended. */
+/** Peak resident set size of the process in bytes (VmHWM), or undefined once it has ended. */
+export function peakRss(pid: number): number | undefined {
+  const kb = statusKb(pid, ['VmHWM'])?.VmHWM
+  return kb === undefined ? undefined : kb * 1024
+}
+
+/** The resident memory of `pid` in kB, by kind, or undefined once it has ended. */
 function resident(pid: number): { anon: number; file: number; shmem: number } | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN)
-    const found = { anon: kb('RssAnon'), file: kb('RssFile'), shmem: kb('RssShmem') }
-    return Object.values(found).some(Number.isNaN) ? undefined : found
-  } catch {
-    return undefined
-  }
+  const kb = statusKb(pid, ['RssAnon', 'RssFile', 'RssShmem'])
+  return kb && { anon: kb.RssAnon, file: kb.RssFile, shmem: kb.RssShmem }
 }
 
 /**
