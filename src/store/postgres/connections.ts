@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import { type QueryResultRow } from 'pg'
 import { StoreUnavailableError } from '../store.ts'
+import { withArrayLiterals } from './array-literals.ts'
 import { classifyPostgresError } from './errors.ts'
 
 /**
@@ -20,14 +21,15 @@ export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
  * and sets its callback afterwards, as its `query_timeout` also does (so it is not used): the
  * rows of queries changed that way outlived young collections, and paging through a long list
  * filled the old generation with them until a full collection (docs/performance.md has the
- * figures).
+ * figures). Arrays go as the text of their literals (see array-literals.ts).
  */
 export function send<R extends QueryResultRow>(client: pg.PoolClient, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
   return heeding(
     client,
     () =>
       new Promise((resolve, reject) => {
-        client.query<R>(config, (err: Error | undefined, result: pg.QueryResult<R>) => {
+        const sent = config.values === undefined ? config : { ...config, values: withArrayLiterals(config.values) }
+        client.query<R>(sent, (err: Error | undefined, result: pg.QueryResult<R>) => {
           if (err) reject(err)
           else resolve(result)
         })
