@@ -23,6 +23,10 @@ interface Pending {
   /** When it is answered as unavailable, if it has not been answered before. */
   expiresAt?: number
   expired?: boolean
+  /** Settled, by its statement or by its deadline; whatever comes after is ignored. */
+  answered?: boolean
+  /** The write asked for after it, while it waits for its deadline. */
+  next?: Pending
 }
 
 /**
@@ -52,6 +56,13 @@ export class GroupCommit {
   #pending: Pending[] = []
   #underWay = 0
   #scheduled = false
+  /**
+   * The writes not yet answered, oldest first, for the deadline: they all wait as long, so they
+   * expire in the order they came, and one timer, set for the oldest, serves them all.
+   */
+  #oldest: Pending | undefined
+  #newest: Pending | undefined
+  #timer: NodeJS.Timeout | undefined
 
   constructor({ concurrency = 1, deadlineMs }: { concurrency?: number; deadlineMs?: number } = {}) {
     this.#concurrency = concurrency
@@ -66,7 +77,7 @@ export class GroupCommit {
         resolve: resolve as (value: unknown) => void,
         reject,
       }
-      if (this.#deadlineMs !== undefined) this.#expire(pending, this.#deadlineMs)
+      if (this.#deadlineMs !== undefined) this.#watch(pending, this.#deadlineMs)
       this.#pending.push(pending)
       if (!this.#scheduled && this.#underWay < this.#concurrency) {
         this.#scheduled = true
@@ -79,21 +90,44 @@ export class GroupCommit {
     })
   }
 
-  #expire(pending: Pending, ms: number): void {
-    const { resolve, reject } = pending
+  #watch(pending: Pending, ms: number): void {
     pending.expiresAt = performance.now() + ms
-    const timer = setTimeout(() => {
-      pending.expired = true
-      reject(new StoreUnavailableError(new Error(`No answer within ${ms} ms`)))
-    }, ms)
-    pending.resolve = (value) => {
-      clearTimeout(timer)
-      resolve(value)
+    if (this.#newest === undefined) this.#oldest = pending
+    else this.#newest.next = pending
+    this.#newest = pending
+    this.#timer ??= setTimeout(() => this.#expire(ms), ms)
+  }
+
+  /** Fails as unavailable every write unanswered at its deadline, then waits for the next one's. */
+  #expire(ms: number): void {
+    const now = performance.now()
+    this.#timer = undefined
+    while (this.#oldest !== undefined && (this.#oldest.answered === true || this.#oldest.expiresAt! <= now)) {
+      const pending = this.#oldest
+      if (pending.answered !== true) {
+        pending.expired = true
+        pending.answered = true
+        pending.reject(new StoreUnavailableError(new Error(`No answer within ${ms} ms`)))
+      }
+      this.#forgetOldest()
     }
-    pending.reject = (err) => {
-      clearTimeout(timer)
-      reject(err)
+    if (this.#oldest !== undefined) this.#timer = setTimeout(() => this.#expire(ms), this.#oldest.expiresAt! - now)
+  }
+
+  /** Lets the answered writes at the front go, and the timer with the last of them. */
+  #forgetAnswered(): void {
+    while (this.#oldest?.answered === true) this.#forgetOldest()
+    if (this.#oldest === undefined) {
+      clearTimeout(this.#timer)
+      this.#timer = undefined
     }
+  }
+
+  #forgetOldest(): void {
+    const oldest = this.#oldest!
+    this.#oldest = oldest.next
+    oldest.next = undefined
+    if (this.#oldest === undefined) this.#newest = undefined
   }
 
   #start(): void {
@@ -107,6 +141,7 @@ export class GroupCommit {
         for (const run of runs(batch)) await settle(run)
       } finally {
         this.#underWay--
+        if (this.#deadlineMs !== undefined) this.#forgetAnswered()
         this.#start()
       }
     })()
@@ -147,11 +182,17 @@ async function settle(all: Pending[]): Promise<void> {
     )
   } catch (err) {
     if (run.length === 1 || err instanceof StoreUnavailableError) {
-      for (const pending of run) pending.reject(err)
+      for (const pending of run) answer(pending, false, err)
       return
     }
     for (const pending of run) await settle([pending])
     return
   }
-  run.forEach((pending, i) => pending.resolve(outcomes[i]))
+  run.forEach((pending, i) => answer(pending, true, outcomes[i]))
+}
+
+function answer(pending: Pending, ok: boolean, outcome: unknown): void {
+  pending.answered = true
+  if (ok) pending.resolve(outcome)
+  else pending.reject(outcome)
 }
