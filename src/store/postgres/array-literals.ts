@@ -29,7 +29,10 @@ function quoted(value: Element): string {
   return `"${SPECIAL.test(text) ? text.replace(SPECIALS, '\\$&') : text}"`
 }
 
-/** The literal of `values`, which PostgreSQL reads as it reads pg's: text quoted and escaped as pg does it, NULL for null and undefined. */
+/**
+ * The literal of `values`, which PostgreSQL reads as it reads pg's: text quoted and escaped as pg
+ * does it, NULL for null and undefined.
+ */
 export function arrayLiteral(values: readonly Element[]): string {
   if (values.every(isNumber)) return `{${values.join(',')}}`
   // The common case: no element to escape, so one join writes every quote and comma.
