@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal.ts'
-import type { Repositories, Store } from '../store/store.ts'
+import type { DeleteResult, Repositories, Store, UpdateResult } from '../store/store.ts'
 import type { BookChanges, NewBook, StoredBook } from './book.ts'
 import type { Change, TrashedBook } from './change.ts'
 import { DuplicateFinder, type Duplicate, type ImportBatch } from './duplicates.ts'
@@ -20,6 +20,17 @@ export type Receipt<T> = (repositories: Repositories, result: T) => Promise<void
 function found(book: StoredBook | undefined): StoredBook {
   if (book === undefined) throw new BookNotFound()
   return book
+}
+
+function updated(result: UpdateResult): StoredBook {
+  if (result.outcome === 'missing') throw new BookNotFound()
+  if (result.outcome === 'stale') throw new PreconditionFailed()
+  return result.book
+}
+
+function removed(outcome: DeleteResult): void {
+  if (outcome === 'missing') throw new BookNotFound()
+  if (outcome === 'stale') throw new PreconditionFailed()
 }
 
 /**
@@ -56,23 +67,22 @@ export class Catalogue {
    * `ifRevisions`, still has one of them: otherwise 404, or 412 with nothing changed. No change
    * at all answers the book as it is.
    */
-  async update({ actor }: Principal, id: number, changes: BookChanges, ifRevisions?: readonly number[]): Promise<StoredBook> {
-    if (changes.title === undefined && changes.author === undefined && changes.year === undefined) {
-      const book = await this.get(id)
-      if (ifRevisions !== undefined && !ifRevisions.includes(book.revision)) throw new PreconditionFailed()
-      return book
-    }
-    const result = await this.#store.books.update(actor, id, changes, ifRevisions)
-    if (result.outcome === 'missing') throw new BookNotFound()
-    if (result.outcome === 'stale') throw new PreconditionFailed()
-    return result.book
+  update({ actor }: Principal, id: number, changes: BookChanges, ifRevisions?: readonly number[]): Promise<StoredBook> {
+    if (changes.title === undefined && changes.author === undefined && changes.year === undefined) return this.#unchanged(id, ifRevisions)
+    // Not async, as get: the store's promise, checked by a function made once.
+    return this.#store.books.update(actor, id, changes, ifRevisions).then(updated)
+  }
+
+  async #unchanged(id: number, ifRevisions: readonly number[] | undefined): Promise<StoredBook> {
+    const book = await this.get(id)
+    if (ifRevisions !== undefined && !ifRevisions.includes(book.revision)) throw new PreconditionFailed()
+    return book
   }
 
   /** Moves the book to the trash, when it exists and, with `ifRevisions`, still has one of them: otherwise 404, or 412. */
-  async remove({ actor }: Principal, id: number, ifRevisions?: readonly number[]): Promise<void> {
-    const outcome = await this.#store.books.delete(actor, id, ifRevisions)
-    if (outcome === 'missing') throw new BookNotFound()
-    if (outcome === 'stale') throw new PreconditionFailed()
+  remove({ actor }: Principal, id: number, ifRevisions?: readonly number[]): Promise<void> {
+    // Not async, as get: the store's promise, checked by a function made once.
+    return this.#store.books.delete(actor, id, ifRevisions).then(removed)
   }
 
   /** Brings the book back from the trash, with its id; 404 when it is not there. */
