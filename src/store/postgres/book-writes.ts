@@ -3,6 +3,7 @@ import { searchKeys } from '../../books/folding.ts'
 import type { DeleteResult, UpdateResult } from '../store.ts'
 import type { ChangeKind } from '../../books/change.ts'
 import type { BookChanges, NewBook, StoredBook } from '../../books/book.ts'
+import { arrayLiteral } from './array-literals.ts'
 import type { BatchedWrite } from './group-commit.ts'
 import { lexemesOf, wordsOf } from './lexemes.ts'
 
@@ -216,7 +217,7 @@ interface ByActor<T> {
 
 /** The accepted revisions of a row as the statements take them: the text of an array, or null for any. */
 function revisionsOf(expected: readonly number[] | undefined): string | null {
-  return expected === undefined ? null : `{${expected.join(',')}}`
+  return expected === undefined ? null : arrayLiteral(expected)
 }
 
 /**

@@ -22,8 +22,10 @@ interface Pending {
   reject: (err: unknown) => void
   /** When it is answered as unavailable, if it has not been answered before. */
   expiresAt?: number
-  expired?: boolean
-  /** Settled, by its statement or by its deadline; whatever comes after is ignored. */
+  /**
+   * Settled, by its statement or by its deadline; whatever comes after is ignored. A write not
+   * yet sent can only have been answered by its deadline, and is then never sent.
+   */
   answered?: boolean
   /** The write asked for after it, while it waits for its deadline. */
   next?: Pending
@@ -104,11 +106,7 @@ export class GroupCommit {
     this.#timer = undefined
     while (this.#oldest !== undefined && (this.#oldest.answered === true || this.#oldest.expiresAt! <= now)) {
       const pending = this.#oldest
-      if (pending.answered !== true) {
-        pending.expired = true
-        pending.answered = true
-        pending.reject(new StoreUnavailableError(new Error(`No answer within ${ms} ms`)))
-      }
+      if (pending.answered !== true) answer(pending, false, new StoreUnavailableError(new Error(`No answer within ${ms} ms`)))
       this.#forgetOldest()
     }
     if (this.#oldest !== undefined) this.#timer = setTimeout(() => this.#expire(ms), this.#oldest.expiresAt! - now)
@@ -131,7 +129,7 @@ export class GroupCommit {
   }
 
   #start(): void {
-    this.#pending = this.#pending.filter((pending) => !pending.expired)
+    this.#pending = this.#pending.filter((pending) => pending.answered !== true)
     if (this.#pending.length === 0 || this.#underWay >= this.#concurrency) return
     const batch = this.#pending
     this.#pending = []
@@ -170,7 +168,7 @@ function runs(batch: Pending[]): Pending[][] {
 
 async function settle(all: Pending[]): Promise<void> {
   // The runs of a batch go one after another: those that expired meanwhile are left out.
-  const run = all.filter((pending) => !pending.expired)
+  const run = all.filter((pending) => pending.answered !== true)
   if (run.length === 0) return
   const { write } = run[0]!
   const sendBy = Math.min(...run.map((pending) => pending.expiresAt ?? Infinity))
