@@ -40,7 +40,25 @@ export function arrayLiteral(values: readonly Element[]): string {
   return `{${values.map(quoted).join(',')}}`
 }
 
-/** `values` with each array of strings, numbers and nulls as its literal; any other value as it is, for pg. */
+/**
+ * An array that pg writes as its literal, built as the statement is written and dropped with it.
+ * A literal built beforehand lived as long as the statement that holds its values, past young
+ * collections: an import's statements of 500 long books grew the old generation by some 40 MiB
+ * (docs/performance-log.md).
+ */
+class Literal {
+  readonly values: readonly Element[]
+
+  constructor(values: readonly Element[]) {
+    this.values = values
+  }
+
+  toPostgres(): string {
+    return arrayLiteral(this.values)
+  }
+}
+
+/** `values` with each array of strings, numbers and nulls written as its literal; any other value as it is, for pg. */
 export function withArrayLiterals(values: readonly unknown[]): unknown[] {
-  return values.map((value) => (Array.isArray(value) && value.every(isElement) ? arrayLiteral(value) : value))
+  return values.map((value) => (Array.isArray(value) && value.every(isElement) ? new Literal(value) : value))
 }
