@@ -43,7 +43,7 @@ export function arrayLiteral(values: readonly Element[]): string {
 /**
  * An array that pg writes as its literal, built as the statement is written and dropped with it.
  * A literal built beforehand lived as long as the statement that holds its values, past young
- * collections: an import's statements of 500 long books grew the old generation by some 40 MiB
+ * collections, and an import's statements of long books filled the old generation with them
  * (docs/performance-log.md).
  */
 class Literal {
