@@ -279,8 +279,8 @@ class WorkerRunner implements StepRunner {
   /**
    * Ends the running step's turn once its answer came. Done here, not by wrapping each step's
    * resolve and reject in closures of their own: with those, every page of a long read outlived a
-   * young collection of the heap into the old generation, which only a full collection frees, and
-   * an export of a million books took a hundred MiB more (docs/performance.md).
+   * young collection of the heap into the old generation, which only a full collection frees
+   * (docs/performance.md).
    */
   #settle(slot: Slot): void {
     slot.running = undefined
