@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import type { NewBook } from '../../../src/books/book.ts'
 import type { FindQuery } from '../../../src/books/find.ts'
-import { SqliteStore, type SqliteOptions } from '../../../src/store/sqlite/store.ts'
-import { StoreUnavailableError } from '../../../src/store/store.ts'
-import { temporaryDirectory } from '../../support/temporary.ts'
+import type { SqliteOptions } from '../../../src/store/sqlite/store.ts'
+import { StoreUnavailableError, type Store } from '../../../src/store/store.ts'
+import { openSqliteFile } from '../../helpers.ts'
 
 const BOOKS = 20_000
 
 /** A store on a file of BOOKS books, whose finds run on one reader's thread. */
-async function storeOf(t: TestContext, options: Omit<SqliteOptions, 'path'>): Promise<SqliteStore> {
-  const store = new SqliteStore({ path: join(temporaryDirectory('books-readers-'), 'books.db'), readers: 1, ...options })
+async function storeOf(t: TestContext, options: Omit<SqliteOptions, 'path'>): Promise<Store> {
+  const store = await openSqliteFile({ readers: 1, ...options })
   t.after(() => store.close())
   const books: NewBook[] = Array.from({ length: BOOKS }, (_, i) => ({ title: `Title ${i}`, author: `Author ${i % 100}`, year: 2000 }))
   await store.books.createMany('tester', books)
