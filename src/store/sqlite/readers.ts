@@ -156,10 +156,10 @@ class FairQueue<T> {
 }
 
 interface Step {
-  message: Exclude<WorkerMessage, { kind: 'close' }>
-  deadline: number
-  resolve: (answer: StepAnswer) => void
-  reject: (err: unknown) => void
+  readonly message: Exclude<WorkerMessage, { kind: 'close' }>
+  readonly deadline: number
+  readonly resolve: (answer: StepAnswer) => void
+  readonly reject: (err: unknown) => void
 }
 
 /** One worker thread, the reads pinned to it, and the steps waiting for it. */
