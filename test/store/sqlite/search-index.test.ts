@@ -12,6 +12,7 @@ import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Book, NewBook } from '../../../src/books/book.ts'
 import { compareFolded, compareTitles, expectedIds, matches, type ModelQuery } from '../../support/book-search-model.ts'
 import { findPage, wholeIds } from '../../support/reads.ts'
+import { temporaryDirectory } from '../../support/temporary.ts'
 import { holdWriteLock } from '../../support/write-lock.ts'
 
 async function openStore(t: TestContext, searchIndexBatch: number, busyTimeoutMs?: number) {
@@ -267,8 +268,9 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
   })
 
   it('on opening, indexes books that were written into the file directly', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
-    t.after(() => rm(dir, { recursive: true, force: true }))
+    // Removed when the file's tests are done, after the store below is closed: removed by the first
+    // of this test's hooks, it raced the store's threads, which may still write beside the file.
+    const dir = temporaryDirectory('books-search-index-')
     const path = join(dir, 'books.db')
     await new SqliteStore({ path }).close()
     const db = new DatabaseSync(path)

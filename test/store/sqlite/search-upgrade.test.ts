@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, it, type TestContext } from 'node:test'
@@ -16,7 +14,7 @@ import { storeEngines } from '../../helpers.ts'
 import { createTestSchema } from '../../support/postgres.ts'
 import { expectedIds } from '../../support/book-search-model.ts'
 import { findPage } from '../../support/reads.ts'
-import { droppedWhenSuiteEnds } from '../../support/temporary.ts'
+import { droppedWhenSuiteEnds, temporaryDirectory } from '../../support/temporary.ts'
 
 /** The last migration of the version before finding books existed. */
 const BEFORE_FINDING = 2
@@ -70,12 +68,11 @@ async function postgresAt(t: TestContext, applied: (migration: Migration) => boo
  * or with the migrations that `applied` picks.
  */
 async function sqliteAt(
-  t: TestContext,
   version: number,
   applied = (migration: Migration) => migration.version <= version,
 ): Promise<{ path: string; db: DatabaseSync }> {
-  const dir = await mkdtemp(join(tmpdir(), 'books-upgrade-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
+  // Removed when the file's tests are done, after the stores opened on it are closed by their hooks.
+  const dir = temporaryDirectory('books-upgrade-')
   const path = join(dir, 'books.db')
   const db = new DatabaseSync(path)
   // What migration 003 calls to fill the search columns of the books already stored.
@@ -91,7 +88,7 @@ async function sqliteAt(
 
 describe('a database made before finding books upgrades in place', () => {
   it('on sqlite, every existing book becomes searchable', async (t) => {
-    const { path, db } = await sqliteAt(t, BEFORE_FINDING)
+    const { path, db } = await sqliteAt(BEFORE_FINDING)
     const insert = db.prepare('INSERT INTO books (title, author, year) VALUES (?, ?, ?)')
     db.exec('BEGIN')
     for (const book of OLD_BOOKS) insert.run(book.title, book.author, book.year)
@@ -125,7 +122,7 @@ describe('a database made before finding books upgrades in place', () => {
 
 describe('a database whose books were indexed one by one upgrades in place', () => {
   it('on sqlite, its books stay in the indexes and new ones join them in bulk', async (t) => {
-    const { path, db } = await sqliteAt(t, 11)
+    const { path, db } = await sqliteAt(11)
     const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
       VALUES (?, ?, ?, ?, ?, ?, ?)`)
     db.exec('BEGIN')
@@ -187,7 +184,7 @@ async function checkFiled(store: Store) {
 
 describe('a database made before titles were filed upgrades in place', () => {
   it('on sqlite, the books it holds, indexed or not yet, sort by their filing titles', async (t) => {
-    const { path, db } = await sqliteAt(t, Infinity, beforeFiling)
+    const { path, db } = await sqliteAt(Infinity, beforeFiling)
     const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
       VALUES (?, ?, ?, ?, ?, ?, ?)`)
     db.exec('BEGIN')
@@ -258,7 +255,7 @@ async function checkRanked(store: Store) {
 
 describe('a database made before title lengths were indexed upgrades in place', () => {
   it('on sqlite, its books come by relevance page by page', async (t) => {
-    const { path, db } = await sqliteAt(t, BEFORE_TITLE_LENGTHS)
+    const { path, db } = await sqliteAt(BEFORE_TITLE_LENGTHS)
     const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
       VALUES (?, ?, ?, ?, ?, ?, ?)`)
     db.exec('BEGIN')
