@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import { writeFile, readFile, mkdir } from 'node:fs/promises'
-import { createServer as createTcpServer, type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { createSigner } from 'fast-jwt'
@@ -10,6 +10,7 @@ import { startTcpProxy } from '../../../test/support/tcp-proxy.ts'
 import { TEST_SECRET } from '../../../test/helpers.ts'
 import { cliFor, type Run } from './support/cli.ts'
 import { serviceFor, storeEngines, TEST_USERNAME } from './support/service.ts'
+import { closedPort } from '../../../test/support/closed-port.ts'
 
 function assertFailed(run: Run, code: number, message: string): void {
   assert.equal(run.code, code, run.stderr)
@@ -31,17 +32,9 @@ async function keepSession(home: string, url: string, token: string): Promise<vo
   )
 }
 
-async function closedPort(): Promise<string> {
-  const server = createTcpServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return `http://127.0.0.1:${port}`
-}
-
 describe('the book-catalogue command when the service is away or failing', () => {
   it('an unreachable service is one line and exit code 3', async (t) => {
-    const url = await closedPort()
+    const url = `http://127.0.0.1:${await closedPort()}`
     const cli = await cliFor(t, url)
     assertFailed(await cli.run(['find'], { env: { BOOKS_KEY: 'bk_any' } }), 3, `cannot reach ${url}: connect ECONNREFUSED ${url.slice(7)}`)
   })

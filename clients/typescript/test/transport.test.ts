@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
-import { once } from 'node:events'
-import { createServer, type AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { ApiError, BookCatalogue, ConnectionError } from '../src/index.ts'
 import { serviceFor, storeEngines } from './support/service.ts'
+import { closedPort } from '../../../test/support/closed-port.ts'
 
 const dune = { title: 'Dune', author: 'Frank Herbert', year: 1965 }
 
@@ -55,15 +54,6 @@ function tokenExpiringIn(seconds: number): string {
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url')
   const now = Math.floor(Date.now() / 1000)
   return `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub: 'librarian', iat: now - 60, exp: now + seconds })}.c2lnbmF0dXJl`
-}
-
-/** The address of a port of this machine that nothing listens on. */
-async function closedPort(): Promise<string> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return `http://127.0.0.1:${port}`
 }
 
 for (const engine of storeEngines) {
@@ -229,7 +219,7 @@ for (const engine of storeEngines) {
     })
 
     it('an unreachable service is a ConnectionError that names it', async () => {
-      const url = await closedPort()
+      const url = `http://127.0.0.1:${await closedPort()}`
       const catalogue = new BookCatalogue({ url, retries: 1 })
       const err = await catalogue.login('someone', 'something').catch((error: unknown) => error)
       assert.ok(err instanceof ConnectionError)

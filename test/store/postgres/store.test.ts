@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict'
-import { createServer } from 'node:net'
-import { once } from 'node:events'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
@@ -13,21 +11,12 @@ import { dune, storeEngines } from '../../helpers.ts'
 import { adminQuery, createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../../support/postgres.ts'
 import { listById } from '../../support/reads.ts'
 import { startTcpProxy } from '../../support/tcp-proxy.ts'
+import { closedPort } from '../../support/closed-port.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
 function options(url: string): PostgresOptions {
   return { url, poolSize: 2, connectTimeoutMs: 1000, queryTimeoutMs: 2000 }
-}
-
-/** A local port that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
 }
 
 describe('postgres store', () => {
