@@ -28,6 +28,10 @@ function trigrams(text: string): string[] {
 /** The condition "`needle` is contained in `column`", checked on each book. */
 const contained: BookSource['contains'] = (column, needle, add) => `instr(${column}, ${add(needle)}) > 0`
 
+/** The condition "every word begins a word" on the words columns, which hold words separated by single spaces. */
+const holdsWords = (words: string[], add: (value: unknown) => string) =>
+  words.map((word) => `instr(' ' || title_words || ' ' || author_words, ${add(` ${word}`)}) > 0`).join(' AND ')
+
 /**
  * Finding books in SQLite reads two parts (see migrations 012 and 013). The indexed books are found
  * through the indexes: words through the FTS5 table `books_words` (prefix queries, each word a
@@ -50,14 +54,17 @@ const indexed: BookSource = {
     const match = add(trigrams(needle).map(ftsString).join(' AND '))
     return `id IN (SELECT rowid FROM books_text WHERE books_text MATCH ${match}) AND ${found}`
   },
-  // The word index holds exactly the indexed books: it counts them without reading one.
-  countWords: (words, add) => `(SELECT count(*) FROM books_words WHERE books_words MATCH ${add(wordsQuery(words))})`,
+  // The word index holds the indexed books and the deleted ones that have yet to leave it (migration
+  // 025), a few thousand at most: it counts the first without reading one, less those of the
+  // second that hold the words, each checked as a book of the tail is.
+  countWords: (words, add) =>
+    `((SELECT count(*) FROM books_words WHERE books_words MATCH ${add(wordsQuery(words))})
+      - (SELECT count(*) FROM books_leaving_indexes WHERE ${holdsWords(words, add)}))`,
 }
 
 const tail: BookSource = {
   where: 'indexed IS NULL',
-  // The words columns hold words separated by single spaces: " word" is where a word begins.
-  wordsMatch: (words, add) => words.map((word) => `instr(' ' || title_words || ' ' || author_words, ${add(` ${word}`)}) > 0`).join(' AND '),
+  wordsMatch: holdsWords,
   contains: contained,
 }
 
@@ -67,6 +74,7 @@ export const sqliteFind: FindDialect = {
   position: (haystack, needle) => `instr(${haystack}, ${needle})`,
   least: (a, b) => `min(${a}, ${b})`,
   checked: tail,
+  // For a plan only: the few deleted books that have yet to leave the index do not change it.
   countedMatches: (words, add, atMost) =>
     `(SELECT count(*) FROM (SELECT 1 FROM books_words WHERE books_words MATCH ${add(wordsQuery(words))} LIMIT ${add(atMost)}))`,
   // Text too short for the trigram index is looked for in every indexed book: the index of its own

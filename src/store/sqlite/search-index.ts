@@ -1,23 +1,28 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 
 /**
- * How long the tail of books not yet in the search indexes may grow before single writes index
- * some of it (migration 012 says why there is a tail). Longer tails make each book cheaper to
- * index and each find look through more books directly; at this length the direct look costs a
- * find little (docs/performance.md).
+ * How many books may wait for the search indexes, new ones in the tail that they do not hold yet
+ * and deleted ones they still hold, before single writes step (migrations 012 and 025 say why
+ * books wait). More waiting makes each book cheaper to take in or out, and each find look through
+ * more books directly; at this length the direct look costs a find little (docs/performance.md).
  */
 export const SEARCH_INDEX_BATCH = 2000
 
 /**
- * The most books one step moves into the indexes. FTS5 takes tens of microseconds per book: a
- * step of this size is over in a few milliseconds in a small catalogue, where the tens of
- * thousands that imports used to index at once held every other request for as long as a second
- * (docs/performance.md). In-memory databases step on the thread that answers requests.
+ * The most books one step moves into the indexes, or out of them. FTS5 takes tens of
+ * microseconds per book: a step of this size is over in a few milliseconds in a small catalogue,
+ * where the tens of thousands that imports used to index at once held every other request for as
+ * long as a second (docs/performance.md). In-memory databases step on the thread that answers
+ * requests.
  */
 export const INDEX_STEP = 500
 
-/** What one step did: the books it moved, and whether it found the tail empty. A step that failed moved none. */
+/**
+ * What one step did: the deleted books it took out of the indexes, the new books it moved into
+ * them, and whether it found nothing left to do. A step that failed did nothing.
+ */
 export interface IndexStep {
+  unindexed: number
   moved: number
   emptied: boolean
 }
@@ -34,8 +39,19 @@ export class IndexSteps {
   readonly #begin: StatementSync
   readonly #release: StatementSync
   readonly #undo: StatementSync
+  readonly #lastLeaving: StatementSync
+  readonly #wordsLeave: StatementSync
+  readonly #textLeaves: StatementSync
+  readonly #left: StatementSync
 
   constructor(db: DatabaseSync) {
+    // Deleted books leave the indexes (migration 025) by the keys they were indexed by.
+    this.#lastLeaving = db.prepare('SELECT max(id) AS last FROM (SELECT id FROM books_leaving_indexes ORDER BY id LIMIT ?)')
+    this.#wordsLeave = db.prepare(`INSERT INTO books_words (books_words, rowid, title_words, author_words)
+      SELECT 'delete', id, title_words, author_words FROM books_leaving_indexes WHERE id <= ? ORDER BY id`)
+    this.#textLeaves = db.prepare(`INSERT INTO books_text (books_text, rowid, title_folded, author_folded)
+      SELECT 'delete', id, title_folded, author_folded FROM books_leaving_indexes WHERE id <= ? ORDER BY id`)
+    this.#left = db.prepare('DELETE FROM books_leaving_indexes WHERE id <= ?')
     // The step's books: the oldest of the tail, up to this id, in the three statements alike.
     this.#last = db.prepare('SELECT max(id) AS last FROM (SELECT id FROM books WHERE indexed IS NULL ORDER BY id LIMIT ?)')
     this.#words = db.prepare(`INSERT INTO books_words (rowid, title_words, author_words)
@@ -51,17 +67,25 @@ export class IndexSteps {
   }
 
   /**
-   * Moves the oldest books of the tail, at most INDEX_STEP, into the indexes, in the transaction
-   * open. A step that fails is undone whole: its books stay in the tail, where finds still find
-   * them, and a later step tries again. A failure that ends the transaction fails its commit.
+   * Takes the oldest deleted books, at most INDEX_STEP, out of the indexes, in the transaction
+   * open; once none is left to take out, moves the oldest books of the tail, at most INDEX_STEP,
+   * into them. A restored book may be in both, and must leave before it joins again. A step that
+   * fails is undone whole: its books stay where they were, where finds still treat them right, and
+   * a later step tries again. A failure that ends the transaction fails its commit.
    */
   run(): IndexStep {
     this.#begin.run()
     try {
+      const leaving = this.#lastLeaving.get(INDEX_STEP)!.last as number | null
+      if (leaving !== null) {
+        const unindexed = this.#unindex(leaving)
+        this.#release.run()
+        return { unindexed, moved: 0, emptied: false }
+      }
       const last = this.#last.get(INDEX_STEP)!.last as number | null
       const moved = last === null ? 0 : this.#move(last)
       this.#release.run()
-      return { moved, emptied: last === null }
+      return { unindexed: 0, moved, emptied: last === null }
     } catch {
       try {
         this.#undo.run()
@@ -69,8 +93,14 @@ export class IndexSteps {
       } catch {
         // The transaction itself has ended: its commit fails, and says why.
       }
-      return { moved: 0, emptied: false }
+      return { unindexed: 0, moved: 0, emptied: false }
     }
+  }
+
+  #unindex(last: number): number {
+    this.#wordsLeave.run(last)
+    this.#textLeaves.run(last)
+    return Number(this.#left.run(last).changes)
   }
 
   #move(last: number): number {
@@ -82,15 +112,19 @@ export class IndexSteps {
 
 /**
  * Moves books from the tail (`indexed IS NULL`, migration 015) into the search and sort-key
- * indexes, a bounded step at a time, and keeps count of the tail.
+ * indexes, and deleted books out of them (migration 025), a bounded step at a time, and keeps
+ * count of the books waiting.
  */
 export class SqliteSearchIndex {
   readonly #batch: number
   readonly #steps: IndexSteps
   readonly #count: StatementSync
-  /** How long this process believes the tail is; other processes may have shortened it since. */
-  #tail = 0
-  /** Set while the store catches up, a step at a time: single writes then leave the tail to it. */
+  /**
+   * How many books this process believes wait for a step, new ones in the tail and deleted ones
+   * leaving the indexes; other processes may have stepped since.
+   */
+  #waiting = 0
+  /** Set while the store catches up, a step at a time: single writes then leave the steps to it. */
   catchingUp = false
   /**
    * Set by a store that has an upkeep thread: a write that finds a step due asks for a catch-up
@@ -101,47 +135,54 @@ export class SqliteSearchIndex {
   constructor(db: DatabaseSync, batch = SEARCH_INDEX_BATCH) {
     this.#batch = batch
     this.#steps = new IndexSteps(db)
-    this.#count = db.prepare('SELECT count(*) AS tail FROM books WHERE indexed IS NULL')
+    this.#count = db.prepare(
+      'SELECT (SELECT count(*) FROM books WHERE indexed IS NULL) + (SELECT count(*) FROM books_leaving_indexes) AS waiting',
+    )
     this.recount()
   }
 
-  /** Counts the tail again: after a transaction that stored books was rolled back, they are not in it. */
+  /** Counts again: after a transaction that stored or deleted books was rolled back, they do not wait. */
   recount(): void {
-    this.#tail = this.#count.get()!.tail as number
+    this.#waiting = this.#count.get()!.waiting as number
   }
 
-  /** True once the tail is long enough that a step should index some of it. */
+  /** True once enough books wait that a step should take some of them. */
   get due(): boolean {
-    return this.#tail >= this.#batch
+    return this.#waiting >= this.#batch
   }
 
   /** Called in the transaction that stored `count` new books, which joined the tail. */
   stored(count: number): void {
-    this.#tail += count
+    this.#waiting += count
   }
 
-  /** Called by a write that stored a book, in its transaction: a step, when one is due and no catch-up is under way. */
+  /** Called in the transaction that deleted a book the indexes held, which now leaves them. */
+  deleted(): void {
+    this.#waiting += 1
+  }
+
+  /** Called by a write that stored or deleted a book, in its transaction: a step, when one is due and no catch-up is under way. */
   stepIfDue(): void {
     if (!this.due || this.catchingUp) return
     if (this.elsewhere) this.elsewhere()
     else this.step()
   }
 
-  /** Runs a step in the transaction open, on this connection; answers how many books it moved. */
+  /** Runs a step in the transaction open, on this connection; answers how many books it took in or out. */
   step(): number {
     return this.took(this.#steps.run())
   }
 
-  /** Counts what a step moved, on this connection or another; answers how many books that was. */
-  took({ moved, emptied }: IndexStep): number {
-    this.#tail = emptied ? 0 : Math.max(0, this.#tail - moved)
-    return moved
+  /** Counts what a step did, on this connection or another; answers how many books it took in or out. */
+  took({ unindexed, moved, emptied }: IndexStep): number {
+    this.#waiting = emptied ? 0 : Math.max(0, this.#waiting - unindexed - moved)
+    return unindexed + moved
   }
 
   /**
-   * Indexes the whole tail, a step at a time, each step committing on its own. The store does
-   * this when it opens: the tail it finds was left by a process that stopped, or by books written
-   * into the file directly.
+   * Takes every waiting book in or out, a step at a time, each step committing on its own. The
+   * store does this when it opens: what it finds was left by a process that stopped, or by books
+   * written into the file directly.
    */
   indexAll(): void {
     while (this.step() > 0);

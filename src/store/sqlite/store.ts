@@ -147,9 +147,10 @@ function prepareStatements(db: DatabaseSync) {
           revision = revision + 1
       WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
       RETURNING ${COLUMNS}`),
-    // The whole row, for the trash: a restored book comes back with its search keys.
+    // The whole row, for the trash: a restored book comes back with its search keys. An indexed
+    // one leaves the search indexes with a later step (migration 025).
     delete: db.prepare(`DELETE FROM books WHERE id = ?1 AND (?2 IS NULL OR revision IN (SELECT value FROM json_each(?2)))
-      RETURNING ${COLUMNS}, ${KEYS}`),
+      RETURNING ${COLUMNS}, ${KEYS}, indexed`),
     trash: db.prepare(`INSERT INTO trashed_books (${COLUMNS}, ${KEYS}, deleted_at, deleted_by, deleted_seq)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     untrash: db.prepare(`DELETE FROM trashed_books WHERE id = ? RETURNING ${COLUMNS}, ${KEYS}`),
@@ -353,12 +354,16 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
     },
     delete: (actor, id, expectedRevisions) =>
       run.write((sql): DeleteResult => {
-        const row = sql.delete.get(id, revisionsOf(expectedRevisions)) as BookRow | undefined
+        const row = sql.delete.get(id, revisionsOf(expectedRevisions)) as (BookRow & { indexed: number | null }) | undefined
         if (!row) return sql.exists.get(id) ? 'stale' : 'missing'
         const at = Date.now()
         const seq = record(sql, 'deleted', actor, at, id, row)
         const { title, author, year, revision, title_folded, author_folded, title_words, author_words } = row
         sql.trash.run(id, title, author, year, revision, title_folded, author_folded, title_words, author_words, at, actor, seq)
+        if (row.indexed === 1) {
+          searchIndex.deleted()
+          searchIndex.stepIfDue()
+        }
         return 'deleted'
       }),
     restore: (actor, id) =>
@@ -693,9 +698,10 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Indexes the tail that a transaction (an import's books) or single writes left long, a step at
-   * a time, each step a write turn of its own, so that requests are answered between the steps:
-   * on the upkeep thread, with the write turn lent to it, or here, between this thread's writes.
+   * Indexes the tail that a transaction (an import's books) or single writes left long, and takes
+   * the books they deleted out of the indexes, a step at a time, each step a write turn of its
+   * own, so that requests are answered between the steps: on the upkeep thread, with the write
+   * turn lent to it, or here, between this thread's writes.
    */
   #catchUp(): void {
     const index = this.#searchIndex
@@ -705,9 +711,9 @@ export class SqliteStore implements Store {
     const step = upkeep ? this.#writes.hold(() => upkeep.index()).then((done) => index.took(done)) : this.#writes.write(() => index.step())
     void step
       .catch(() => 0)
-      .then((moved) => {
+      .then((stepped) => {
         index.catchingUp = false
-        if (moved > 0 && index.due) {
+        if (stepped > 0 && index.due) {
           setImmediate(() => this.#catchUp())
         } else if (upkeep) {
           this.#copyLog(true)

@@ -41,6 +41,8 @@ async function openStore(t: TestContext, searchIndexBatch: number, busyTimeoutMs
     indexedUpTo: async (id: number) => {
       for (let tries = 0; lastIndexed() < id && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
     },
+    /** How many deleted books wait to leave the indexes. */
+    leaving: () => peek.prepare('SELECT count(*) AS leaving FROM books_leaving_indexes').get()!.leaving as number,
     /** How many books wait in the tail. */
     tail: () => peek.prepare('SELECT count(*) AS tail FROM books WHERE indexed IS NULL').get()!.tail as number,
     /** The ids that the word index alone holds for a word's beginning. */
@@ -69,6 +71,11 @@ async function openStore(t: TestContext, searchIndexBatch: number, busyTimeoutMs
 async function foundIds(store: SqliteStore, raw: RawBookQuery): Promise<number[]> {
   const { found } = await findPage(store, { ...findQueryOf(parseBookQuery(raw), undefined, 1000), count: false })
   return found.map(({ book }) => book.id)
+}
+
+/** How many books a query finds, as `count=true` answers. */
+async function countOf(store: SqliteStore, raw: RawBookQuery): Promise<number | undefined> {
+  return (await findPage(store, { ...findQueryOf(parseBookQuery(raw), undefined, 1), count: true })).total
 }
 
 /** Every page of `limit` books, each starting after the last book of the one before. */
@@ -120,6 +127,41 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     await indexedUpTo(ids[5]!)
     assert.equal(lastIndexed(), ids[5])
     assert.deepEqual(indexedWith('voyag'), ids.slice(0, 6))
+  })
+
+  it('takes deleted books out of the indexes in bulk, neither finding nor counting them meanwhile', async (t) => {
+    const { store, indexedUpTo, indexedWith, leaving, checkIndexes } = await openStore(t, 4)
+    const create = (n: number) => store.books.create('tester', { title: `Gone ${n}`, author: 'Fleeting', year: 2000 })
+    const ids: number[] = []
+    for (let n = 0; n < 4; n++) ids.push((await create(n)).id)
+    await indexedUpTo(ids[3]!)
+    ids.push((await create(4)).id)
+    // Two indexed books deleted: with the one in the tail, fewer than a batch wait, and the
+    // indexes still name them.
+    await store.books.delete('tester', ids[0]!)
+    await store.books.delete('tester', ids[1]!)
+    assert.equal(leaving(), 2)
+    assert.deepEqual(indexedWith('gone'), ids.slice(0, 4))
+    assert.deepEqual(await foundIds(store, { q: 'gone', sort: 'id' }), ids.slice(2))
+    assert.deepEqual(await foundIds(store, { title: 'gone', sort: 'id' }), ids.slice(2))
+    assert.equal(await countOf(store, { q: 'gone' }), 3)
+    assert.equal(await countOf(store, { q: 'fleet' }), 3)
+    assert.equal(await countOf(store, { title: 'gone' }), 3)
+    // A restored book comes back through the tail, found once and counted once, and the indexes
+    // take it in only after its old entries are out.
+    await store.books.restore('tester', ids[0]!)
+    const found = [ids[0], ids[2], ids[3], ids[4]]
+    assert.deepEqual(await foundIds(store, { q: 'gone', sort: 'id' }), found)
+    assert.equal(await countOf(store, { q: 'gone' }), 4)
+    checkIndexes()
+    // A third deletion makes a batch: a step takes the three out, and leaves the tail for later.
+    await store.books.delete('tester', ids[3]!)
+    for (let tries = 0; leaving() > 0 && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.equal(leaving(), 0)
+    assert.deepEqual(indexedWith('gone'), [ids[2]])
+    assert.deepEqual(await foundIds(store, { q: 'gone', sort: 'id' }), [ids[0], ids[2], ids[4]])
+    assert.equal(await countOf(store, { q: 'gone' }), 3)
+    checkIndexes()
   })
 
   it('finds contained text whole and in its own field, whether the indexes hold the books or not', async (t) => {
@@ -289,13 +331,14 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     assert.deepEqual(await foundIds(store, { q: 'loaded 24999' }), [25_000])
   })
 
-  it('keeps finds exact and the indexes whole through any mix of writes, in the tail and out of it', async (t) => {
+  it('keeps finds and counts exact and the indexes whole through any mix of writes, in the tail and out of it', async (t) => {
     const words = ['amber', 'ambit', 'bramble', 'crane', 'árbol', 'zoë']
     const text = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 3 }).map((parts) => parts.join(' '))
     const write = fc.oneof(
       fc.record({ kind: fc.constant('create' as const), title: text, author: text, year: fc.integer({ min: 1999, max: 2001 }) }),
       fc.record({ kind: fc.constant('update' as const), pick: fc.nat(), title: fc.option(text), author: fc.option(text) }),
       fc.record({ kind: fc.constant('delete' as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant('restore' as const), pick: fc.nat() }),
     )
     const queries: ModelQuery[] = [
       ...words.map((word) => ({ q: word.slice(0, 3) })),
@@ -310,15 +353,24 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
       fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 6 }), async (writes, batch) => {
         const { store, checkIndexes } = await openStore(t, batch)
         const books = new Map<number, Book>()
+        const trash = new Map<number, Book>()
         for (const step of writes) {
           const ids = [...books.keys()]
-          if (step.kind === 'create') {
+          if (step.kind === 'restore') {
+            const trashed = [...trash.keys()]
+            if (trashed.length === 0) continue
+            const id = trashed[step.pick % trashed.length]!
+            await store.books.restore('tester', id)
+            books.set(id, trash.get(id)!)
+            trash.delete(id)
+          } else if (step.kind === 'create') {
             const { revision: _, ...book } = await store.books.create('tester', { title: step.title, author: step.author, year: step.year })
             books.set(book.id, book)
           } else if (ids.length > 0) {
             const id = ids[step.pick % ids.length]!
             if (step.kind === 'delete') {
               await store.books.delete('tester', id)
+              trash.set(id, books.get(id)!)
               books.delete(id)
             } else {
               const changes = {
@@ -333,7 +385,9 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
         checkIndexes()
         for (const query of queries) {
           const raw: RawBookQuery = Object.fromEntries(Object.entries(query).map(([name, value]) => [name, String(value)]))
-          assert.deepEqual(await foundIds(store, raw), expectedIds([...books.values()], query), JSON.stringify(query))
+          const expected = expectedIds([...books.values()], query)
+          assert.deepEqual(await foundIds(store, raw), expected, JSON.stringify(query))
+          assert.equal(await countOf(store, raw), expected.length, `count: ${JSON.stringify(query)}`)
         }
         // Sorted pages merge the indexed books with the tail, and a page may start in either; so
         // does a whole read, whose walk of the indexed books is merged with the tail's in one statement.
