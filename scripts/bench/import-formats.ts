@@ -4,7 +4,9 @@
  * 50 repeating an earlier row, on each engine. A dry run, an import with `invalid=skip`, the same
  * with `duplicates=skip` too, and that file sent again with both (every row then repeats a stored
  * book), each by a freshly started service, with the rows read per second and the service's peak
- * RSS before and after.
+ * RSS before and after. Then a file of 100,000 books, about 30 MiB, of each other kind an import
+ * reads (CSV with semicolons, LibraryThing's TSV, Calibre's CSV, UTF-16, Windows-1252, a JSON
+ * array, NDJSON), each imported by a freshly started service, with its peak RSS before and after.
  *
  *   node scripts/bench/import-formats.ts [--rows=N] [--only=sqlite,postgres]
  *
@@ -193,6 +195,161 @@ export async function measureFormatImports({ rows, engines, log }: FormatImportO
   return figures
 }
 
+/** One kind of file: its bytes, with the most books an import takes, and its Content-Type. */
+interface FileKind {
+  kind: string
+  contentType: string
+  make: () => Buffer
+}
+
+/** The most books an import takes. */
+const FILE_ROWS = 100_000
+
+/**
+ * A note each row carries in a column the import ignores, as real exports carry reviews and
+ * shelves: `length` characters, so that the file comes near the 32 MiB an import takes at most.
+ */
+const note = (length: number) => 'A note on this copy and where it was found. '.repeat(Math.ceil(length / 45)).slice(0, length)
+
+/** `header`, then one line for each of FILE_ROWS books. */
+const lines = (header: string, line: (n: number) => string) =>
+  `${[header, ...Array.from({ length: FILE_ROWS }, (_, n) => line(n))].join('\n')}\n`
+
+const NOTE = note(280)
+
+const FILE_KINDS: FileKind[] = [
+  {
+    kind: 'CSV, semicolons',
+    contentType: 'text/csv',
+    make: () => Buffer.from(lines('Title;Author;Year;Notes', (n) => `${Object.values(sampleBook(n)).join(';')};${NOTE}`)),
+  },
+  {
+    kind: "LibraryThing's TSV, authors last name first",
+    contentType: 'text/tab-separated-values',
+    make: () =>
+      Buffer.from(
+        lines('Book Id\tTitle\tPrimary Author\tDate\tComments', (n) => {
+          const { title, author, year } = sampleBook(n)
+          const [first, last] = author.split(' ')
+          return `${n}\t${title}\t${last}, ${first}\t${year}\t${NOTE}`
+        }),
+      ),
+  },
+  {
+    kind: "Calibre's CSV, dates for years",
+    contentType: 'text/csv',
+    make: () =>
+      Buffer.from(
+        lines('title,authors,pubdate,comments', (n) => {
+          const { title, author, year } = sampleBook(n)
+          return `${title},${author},${year}-06-01T00:00:00+00:00,${note(250)}`
+        }),
+      ),
+  },
+  {
+    kind: 'CSV, UTF-16 with a byte-order mark',
+    contentType: 'text/csv',
+    make: () => {
+      const text = lines('title,author,year,notes', (n) => `${Object.values(sampleBook(n)).join(',')},${note(120)}`)
+      return Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])
+    },
+  },
+  {
+    kind: 'CSV, Windows-1252',
+    contentType: 'text/csv; charset=windows-1252',
+    // Every character here is one byte in Windows-1252, the same byte as in ISO 8859-1.
+    make: () =>
+      Buffer.from(
+        lines('title,author,year,notes', (n) => `${sampleBook(n).title} é,Author ${n % 997} à,1999,${NOTE}`),
+        'latin1',
+      ),
+  },
+  {
+    kind: 'JSON array',
+    contentType: 'application/json',
+    make: () =>
+      Buffer.from(`[${Array.from({ length: FILE_ROWS }, (_, n) => JSON.stringify({ ...sampleBook(n), notes: note(240) })).join(',\n')}]\n`),
+  },
+  {
+    kind: 'NDJSON',
+    contentType: 'application/x-ndjson',
+    make: () =>
+      Buffer.from(`${Array.from({ length: FILE_ROWS }, (_, n) => JSON.stringify({ ...sampleBook(n), notes: note(240) })).join('\n')}\n`),
+  },
+]
+
+export interface ImportMemoryFigures {
+  engine: string
+  kind: string
+  rows: number
+  mebibytes: number
+  seconds: number
+  peakRssBeforeMiB: number
+  peakRssMiB: number
+}
+
+/** Imports a file of each kind with `invalid=skip`, each by a service of its own on a store of its own. */
+export async function measureImportMemory({ engines, log }: Omit<FormatImportOptions, 'rows'>): Promise<ImportMemoryFigures[]> {
+  const figures: ImportMemoryFigures[] = []
+  for (const { kind, contentType, make } of FILE_KINDS) {
+    const body = make()
+    for (const engine of engines) {
+      const name = `bench_memory_${process.pid}`
+      const work = mkdtempSync(join(tmpdir(), 'book-import-memory-'))
+      const database = engine === 'postgres' ? await createDatabase(name) : { url: `sqlite:${join(work, 'memory.db')}` }
+      try {
+        if ('skip' in database) {
+          log(`  PostgreSQL: skipped, ${database.skip}`)
+          continue
+        }
+        const service = await startService({ dbUrl: database.url })
+        try {
+          const token = await login(service)
+          const before = (peakRss(service.pid) ?? 0) / MiB
+          const started = performance.now()
+          const res = await fetch(`${service.baseUrl}/books/import?invalid=skip`, {
+            method: 'POST',
+            headers: { authorization: token, 'content-type': contentType },
+            body,
+          })
+          const text = await res.text()
+          if (res.status !== 201) throw new Error(`${kind} answered ${res.status}: ${text.slice(0, 300)}`)
+          // Every row is a book: a file that the import misread would measure nothing.
+          const { imported } = (JSON.parse(text) as { data: { imported: number } }).data
+          if (imported !== FILE_ROWS) throw new Error(`${kind}: ${imported} of ${FILE_ROWS} books imported`)
+          const figure = {
+            engine: engine === 'postgres' ? 'PostgreSQL' : 'SQLite',
+            kind,
+            rows: FILE_ROWS,
+            mebibytes: body.length / MiB,
+            seconds: (performance.now() - started) / 1000,
+            peakRssBeforeMiB: before,
+            peakRssMiB: (peakRss(service.pid) ?? 0) / MiB,
+          }
+          figures.push(figure)
+          log(`  ${JSON.stringify(figure)}`)
+        } finally {
+          await service.stop()
+        }
+      } finally {
+        rmSync(work, { recursive: true, force: true })
+        if (engine === 'postgres') await dropDatabase(name)
+      }
+    }
+  }
+  return figures
+}
+
+export function importMemoryTable(figures: ImportMemoryFigures[]): string {
+  const lines = ['| file | books | MiB | seconds | peak RSS before → after (MiB) | more |', '|---|---:|---:|---:|---:|---:|']
+  for (const f of figures) {
+    lines.push(
+      `| ${f.engine}, ${f.kind} | ${f.rows} | ${f.mebibytes.toFixed(1)} | ${f.seconds.toFixed(2)} | ${f.peakRssBeforeMiB.toFixed(0)} → ${f.peakRssMiB.toFixed(0)} | +${(f.peakRssMiB - f.peakRssBeforeMiB).toFixed(0)} |`,
+    )
+  }
+  return lines.join('\n')
+}
+
 export function formatImportTable(figures: FormatImportFigures[]): string {
   const lines = [
     '| Goodreads export | rows | books | MiB | seconds | rows/s | service CPU s | peak RSS before → after (MiB) |',
@@ -214,7 +371,13 @@ if (import.meta.main) {
     },
   })
   const log = (line: string) => console.log(line)
-  const figures = await measureFormatImports({ rows: Number(values.rows), engines: values.only.split(','), log })
+  const engines = values.only.split(',')
+  const figures = await measureFormatImports({ rows: Number(values.rows), engines, log })
   log('')
   log(formatImportTable(figures))
+  log('')
+  log('Files of every other kind')
+  const memory = await measureImportMemory({ engines, log })
+  log('')
+  log(importMemoryTable(memory))
 }
