@@ -1,6 +1,6 @@
 -- Deleted books leave the search indexes in bulk, as new books enter them (migration 012). An FTS5
--- 'delete' of one book, written out at its commit, cost a DELETE about 60 µs of CPU, most of the
--- request; one of 500 taken out by one statement costs about 13 (docs/performance.md).
+-- 'delete' of each book, written out at its own commit, was most of the work of a DELETE; a book
+-- taken out with 499 others by one statement costs about a tenth of that (docs/performance.md).
 --
 -- A deleted book that the indexes hold waits here, with the keys they hold it by, until the
 -- service takes it out of them (src/store/sqlite/search-index.ts). Meanwhile the indexes still
