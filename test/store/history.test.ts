@@ -64,9 +64,25 @@ for (const engine of storeEngines) {
 
     it('pages a history by seq: before gives the older changes only', async () => {
       const book = await store.books.create('ada', dune)
-      for (let year = 1; year <= 5; year++) await store.books.update('ada', book.id, { year })
+      const other = await store.books.create('ada', solaris)
+      const otherSeqs: number[] = []
+      for (let year = 1; year <= 5; year++) {
+        await store.books.update('ada', book.id, { year })
+        const update = await store.books.update('ada', other.id, { year })
+        assert.equal(update.outcome, 'updated')
+        otherSeqs.push((await store.changes.ofBook(other.id, undefined, 1))![0]!.seq)
+      }
       const all = (await store.changes.ofBook(book.id, undefined, 100))!
       assert.equal(all.length, 6)
+      assert.deepEqual(
+        all.map(({ bookId, book }) => [bookId, book?.year]),
+        [5, 4, 3, 2, 1, dune.year].map((year) => [book.id, year]),
+      )
+      // Before a seq of another book, that of its third update: this book's changes older than it.
+      assert.deepEqual(
+        (await store.changes.ofBook(book.id, otherSeqs[2], 10))!.map(({ book }) => book?.year),
+        [3, 2, 1, dune.year],
+      )
       const first = (await store.changes.ofBook(book.id, undefined, 2))!
       assert.deepEqual(
         first.map((change) => change.seq),
@@ -188,8 +204,12 @@ for (const engine of storeEngines) {
       const kept = await store.books.create('ada', solaris)
       await store.books.update('ada', book.id, { year: 1 })
       await store.books.delete('ada', book.id)
+      const history = (await store.changes.ofBook(book.id, undefined, 10))!
+      assert.deepEqual(kinds(history), ['deleted', 'updated', 'created'])
       assert.equal(await store.books.purge('root', book.id), true)
       assert.equal(await store.changes.ofBook(book.id, undefined, 10), undefined)
+      for (const { seq } of history) assert.equal(await store.changes.get(seq), undefined)
+      assert.deepEqual(kinds((await store.changes.ofBook(kept.id, undefined, 10))!), ['created'])
       assert.deepEqual(await store.trash.list(undefined, 10), [])
       assert.equal(await store.books.restore('ada', book.id), undefined)
       assert.equal(await store.books.purge('root', book.id), false)

@@ -107,7 +107,10 @@ export const sqliteFind: FindDialect = {
 }
 
 /** The seq of the newest change, which SQLite never hands out twice (AUTOINCREMENT), or 0. */
-export const NEWEST_CHANGE = "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'book_changes'), 0) AS seq"
+export const NEWEST_SEQ = "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'book_changes'), 0)"
+
+/** A statement of NEWEST_SEQ. */
+export const NEWEST_CHANGE = `SELECT ${NEWEST_SEQ} AS seq`
 
 /** Statements per shape of query, prepared once; the shapes are few, but bounded all the same. */
 const PREPARED_SHAPES = 256

@@ -6,7 +6,7 @@ import { keyClaimOf, type KeyRow } from '../sql/idempotency-rows.ts'
 import { loadMigrations } from '../migrations.ts'
 import { createPrivateDatabaseFile } from './private-files.ts'
 import { classifySqliteError } from './errors.ts'
-import { NEWEST_CHANGE } from './find.ts'
+import { NEWEST_CHANGE, NEWEST_SEQ } from './find.ts'
 import { ReaderCore } from './reader-core.ts'
 import { inProcessReader, workerReaders, type Reader } from './readers.ts'
 import { SqliteSearchIndex } from './search-index.ts'
@@ -109,6 +109,18 @@ function migrate(db: DatabaseSync): void {
 }
 
 const COLUMNS = 'id, title, author, year, revision'
+
+/**
+ * The seq of the change recorded `n`th from now, from 1: AUTOINCREMENT gives each new change one
+ * more than the greatest ever given, and one writer writes at a time. A book's row names its
+ * newest change (migration 026) in the statement that writes the row, before the change is recorded.
+ */
+const comingChange = (n: string) => `${NEWEST_SEQ} + ${n}`
+
+/** The changes of one book, from the seq ?1, each followed by the one before it (migration 026). */
+const CHAIN = `WITH RECURSIVE chain (seq) AS (
+    SELECT ?1 UNION ALL SELECT prev FROM book_changes JOIN chain USING (seq) WHERE prev IS NOT NULL
+  )`
 const KEYS = 'title_folded, author_folded, title_words, author_words'
 
 /**
@@ -136,37 +148,45 @@ function prepareStatements(db: DatabaseSync) {
   return {
     // No RETURNING: SQLite gathers returned rows in a table of their own first, a large share of
     // the insert's cost (docs/performance.md), and the new book is known without it.
-    insert: db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-      VALUES (?, ?, ?, ?, ?, ?, ?)`),
+    // ?8: which of the changes recorded next is this book's (see comingChange).
+    insert: db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words, last_change)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ${comingChange('?8')})`),
     select: arrays(db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`)),
     exists: db.prepare('SELECT 1 FROM books WHERE id = ?'),
     update: db.prepare(`UPDATE books
       SET title = coalesce(?1, title), author = coalesce(?2, author), year = coalesce(?3, year),
           title_folded = coalesce(?6, title_folded), author_folded = coalesce(?7, author_folded),
           title_words = coalesce(?8, title_words), author_words = coalesce(?9, author_words),
-          revision = revision + 1
+          revision = revision + 1, last_change = ${comingChange('1')}
       WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
       RETURNING ${COLUMNS}`),
+    lastChange: db.prepare('SELECT last_change FROM books WHERE id = ?'),
     // The whole row, for the trash: a restored book comes back with its search keys. An indexed
     // one leaves the search indexes with a later step (migration 025).
     delete: db.prepare(`DELETE FROM books WHERE id = ?1 AND (?2 IS NULL OR revision IN (SELECT value FROM json_each(?2)))
-      RETURNING ${COLUMNS}, ${KEYS}, indexed`),
+      RETURNING ${COLUMNS}, ${KEYS}, indexed, last_change`),
     trash: db.prepare(`INSERT INTO trashed_books (${COLUMNS}, ${KEYS}, deleted_at, deleted_by, deleted_seq)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    untrash: db.prepare(`DELETE FROM trashed_books WHERE id = ? RETURNING ${COLUMNS}, ${KEYS}`),
+    untrash: db.prepare(`DELETE FROM trashed_books WHERE id = ? RETURNING ${COLUMNS}, ${KEYS}, deleted_seq`),
     // Back into the tail (`indexed` NULL): the search indexes take it in with the books stored after it.
-    reinsert: db.prepare(`INSERT INTO books (${COLUMNS}, ${KEYS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    purge: db.prepare('DELETE FROM trashed_books WHERE id = ?'),
-    forget: db.prepare('DELETE FROM book_changes WHERE book_id = ?'),
+    reinsert: db.prepare(`INSERT INTO books (${COLUMNS}, ${KEYS}, last_change) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ${comingChange('1')})`),
+    purge: db.prepare('DELETE FROM trashed_books WHERE id = ? RETURNING deleted_seq'),
+    // The book's whole chain of changes, from its newest.
+    forget: db.prepare(`DELETE FROM book_changes WHERE seq IN (${CHAIN} SELECT seq FROM chain)`),
     // No RETURNING, as for books: the seq is the new row's id.
-    record: db.prepare(`INSERT INTO book_changes (book_id, kind, actor, at, title, author, year, revision)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    record: db.prepare(`INSERT INTO book_changes (book_id, kind, actor, at, title, author, year, revision, prev)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     // The books of one insert have the ids between its first and last, and no others: AUTOINCREMENT
     // gives each the one after the greatest ever given, and only one writer inserts at a time.
     recordCreated: db.prepare(`INSERT INTO book_changes (book_id, kind, actor, at, title, author, year, revision)
       SELECT id, 'created', ?3, ?4, title, author, year, revision FROM books WHERE id BETWEEN ?1 AND ?2 ORDER BY id`),
-    changesOfBook: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE book_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
-    known: db.prepare('SELECT EXISTS (SELECT 1 FROM books WHERE id = ?1) OR EXISTS (SELECT 1 FROM trashed_books WHERE id = ?1) AS known'),
+    // Newest first: a chain is walked one change at a time, and stops at the page's last.
+    changesOfBook: db.prepare(`${CHAIN} SELECT ${CHANGE_COLUMNS} FROM chain CROSS JOIN book_changes USING (seq) WHERE seq < ?2 LIMIT ?3`),
+    // No row for a book never stored or purged; a null seq for one stored before the history, unchanged since.
+    newestOfBook: db.prepare(
+      'SELECT last_change AS seq FROM books WHERE id = ?1 UNION ALL SELECT deleted_seq FROM trashed_books WHERE id = ?1',
+    ),
+    changeLink: db.prepare('SELECT book_id, prev FROM book_changes WHERE seq = ?'),
     change: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq = ?`),
     changesAfter: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq > ? ORDER BY seq LIMIT ?`),
     newestChange: db.prepare(NEWEST_CHANGE),
@@ -248,8 +268,19 @@ const sameKey = (title: string, author: string, year: number) => `${title}\u0000
  */
 const SAME_AS_ROWS = 25
 
-/** Records a change of `book` (none for a purge), and answers its seq. */
-function record(sql: Statements, kind: ChangeKind, actor: string, at: number, bookId: number, book?: StoredBook): number {
+/**
+ * Records a change of `book` (none for a purge) after the book's change `prev` (null for its
+ * first), and answers its seq.
+ */
+function record(
+  sql: Statements,
+  kind: ChangeKind,
+  actor: string,
+  at: number,
+  bookId: number,
+  prev: number | null,
+  book?: StoredBook,
+): number {
   const { lastInsertRowid } = sql.record.run(
     bookId,
     kind,
@@ -259,6 +290,7 @@ function record(sql: Statements, kind: ChangeKind, actor: string, at: number, bo
     book?.author ?? null,
     book?.year ?? null,
     book?.revision ?? null,
+    prev,
   )
   return Number(lastInsertRowid)
 }
@@ -287,9 +319,10 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
           keys.authorFolded,
           keys.titleWords,
           keys.authorWords,
+          1,
         )
         const created = { id: Number(lastInsertRowid), title: book.title, author: book.author, year: book.year, revision: 1 }
-        record(sql, 'created', actor, Date.now(), created.id, created)
+        record(sql, 'created', actor, Date.now(), created.id, null, created)
         searchIndex.stored(1)
         searchIndex.stepIfDue()
         return created
@@ -303,7 +336,7 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
         const ids = books.map((book, i) => {
           const { titleFolded, authorFolded, titleWords, authorWords } = keys[i]!
           return Number(
-            sql.insert.run(book.title, book.author, book.year, titleFolded, authorFolded, titleWords, authorWords).lastInsertRowid,
+            sql.insert.run(book.title, book.author, book.year, titleFolded, authorFolded, titleWords, authorWords, i + 1).lastInsertRowid,
           )
         })
         if (ids.length > 0) sql.recordCreated.run(ids[0]!, ids.at(-1)!, actor, Date.now())
@@ -336,6 +369,7 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
       const title = changes.title === undefined ? undefined : searchKeys({ title: changes.title, author: '' })
       const author = changes.author === undefined ? undefined : searchKeys({ title: '', author: changes.author })
       return run.write((sql): UpdateResult => {
+        const prev = sql.lastChange.get(id) as { last_change: number | null } | undefined
         const book = sql.update.get(
           changes.title ?? null,
           changes.author ?? null,
@@ -347,17 +381,18 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
           title?.titleWords ?? null,
           author?.authorWords ?? null,
         ) as StoredBook | undefined
-        if (!book) return { outcome: sql.exists.get(id) ? 'stale' : 'missing' }
-        record(sql, 'updated', actor, Date.now(), id, book)
+        if (!book) return { outcome: prev === undefined ? 'missing' : 'stale' }
+        record(sql, 'updated', actor, Date.now(), id, prev!.last_change, book)
         return { outcome: 'updated', book }
       })
     },
     delete: (actor, id, expectedRevisions) =>
       run.write((sql): DeleteResult => {
-        const row = sql.delete.get(id, revisionsOf(expectedRevisions)) as (BookRow & { indexed: number | null }) | undefined
+        const row = sql.delete.get(id, revisionsOf(expectedRevisions)) as
+          (BookRow & { indexed: number | null; last_change: number | null }) | undefined
         if (!row) return sql.exists.get(id) ? 'stale' : 'missing'
         const at = Date.now()
-        const seq = record(sql, 'deleted', actor, at, id, row)
+        const seq = record(sql, 'deleted', actor, at, id, row.last_change, row)
         const { title, author, year, revision, title_folded, author_folded, title_words, author_words } = row
         sql.trash.run(id, title, author, year, revision, title_folded, author_folded, title_words, author_words, at, actor, seq)
         if (row.indexed === 1) {
@@ -368,7 +403,7 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
       }),
     restore: (actor, id) =>
       run.write((sql) => {
-        const row = sql.untrash.get(id) as BookRow | undefined
+        const row = sql.untrash.get(id) as (BookRow & { deleted_seq: number }) | undefined
         if (!row) return undefined
         const book = { ...storedBookOf(row), revision: row.revision + 1 }
         sql.reinsert.run(
@@ -382,15 +417,16 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
           row.title_words,
           row.author_words,
         )
-        record(sql, 'restored', actor, Date.now(), id, book)
+        record(sql, 'restored', actor, Date.now(), id, row.deleted_seq, book)
         searchIndex.stored(1)
         return book
       }),
     purge: (actor, id) =>
       run.write((sql) => {
-        if (sql.purge.run(id).changes === 0) return false
-        sql.forget.run(id)
-        record(sql, 'purged', actor, Date.now(), id)
+        const trashed = sql.purge.get(id) as { deleted_seq: number } | undefined
+        if (!trashed) return false
+        sql.forget.run(trashed.deleted_seq)
+        record(sql, 'purged', actor, Date.now(), id, null)
         return true
       }),
   }
@@ -405,8 +441,15 @@ function changeRepository(run: Executor): ChangeRepository {
   return {
     ofBook: (bookId, before, limit) =>
       run.read((sql) => {
-        if (!sql.known.get(bookId)!.known) return undefined
-        return (sql.changesOfBook.all(bookId, before ?? Number.MAX_SAFE_INTEGER, limit) as unknown as ChangeRow[]).map(changeOf)
+        const newest = sql.newestOfBook.get(bookId) as { seq: number | null } | undefined
+        if (newest === undefined) return undefined
+        let from = newest.seq
+        // After a change of this book, its chain goes on from there; after any other seq, the walk
+        // from the newest passes over the changes at and after it.
+        const link = before === undefined ? undefined : (sql.changeLink.get(before) as { book_id: number; prev: number | null } | undefined)
+        if (link?.book_id === bookId) from = link.prev
+        if (from === null) return []
+        return (sql.changesOfBook.all(from, before ?? Number.MAX_SAFE_INTEGER, limit) as unknown as ChangeRow[]).map(changeOf)
       }),
     get: (seq) =>
       run.read((sql) => {

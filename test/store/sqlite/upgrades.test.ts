@@ -302,3 +302,47 @@ describe('a database made before title lengths were indexed upgrades in place', 
     },
   )
 })
+
+describe('a database whose history was indexed by book upgrades in place', () => {
+  it('on sqlite, each book keeps its history, through the trash too, and adds to it', async (t) => {
+    const { path, db } = await sqliteAt(25)
+    const insert = db.prepare(`INSERT INTO books (title, author, year, revision, title_folded, author_folded, title_words, author_words)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+    const record = db.prepare(`INSERT INTO book_changes (book_id, kind, actor, at, title, author, year, revision)
+      VALUES (?, ?, 'ada', 1, ?, ?, ?, ?)`)
+    const stored = (title: string, year: number, revision: number) => {
+      const { titleFolded, authorFolded, titleWords, authorWords } = searchKeys({ title, author: 'Someone' })
+      return Number(insert.run(title, 'Someone', year, revision, titleFolded, authorFolded, titleWords, authorWords).lastInsertRowid)
+    }
+    db.exec('BEGIN')
+    const unchanged = stored('Unchanged', 1950, 1)
+    const kept = stored('Kept', 2000, 2)
+    const trashed = stored('Trashed', 1990, 2)
+    record.run(kept, 'created', 'Kept', 'Someone', 1999, 1)
+    record.run(trashed, 'created', 'Trashed', 'Someone', 1980, 1)
+    record.run(kept, 'updated', 'Kept', 'Someone', 2000, 2)
+    record.run(trashed, 'updated', 'Trashed', 'Someone', 1990, 2)
+    const deleted = Number(record.run(trashed, 'deleted', 'Trashed', 'Someone', 1990, 2).lastInsertRowid)
+    db.prepare(
+      `INSERT INTO trashed_books (id, title, author, year, revision, title_folded, author_folded, title_words, author_words,
+         deleted_at, deleted_by, deleted_seq)
+       SELECT id, title, author, year, revision, title_folded, author_folded, title_words, author_words, 1, 'ada', ? FROM books WHERE id = ?`,
+    ).run(deleted, trashed)
+    db.prepare('DELETE FROM books WHERE id = ?').run(trashed)
+    db.exec('COMMIT')
+    db.close()
+
+    const store = new SqliteStore({ path })
+    t.after(() => store.close())
+    const years = async (id: number) => (await store.changes.ofBook(id, undefined, 10))!.map(({ kind, book }) => `${kind} ${book?.year}`)
+    assert.deepEqual(await years(unchanged), [])
+    assert.deepEqual(await years(kept), ['updated 2000', 'created 1999'])
+    assert.deepEqual(await years(trashed), ['deleted 1990', 'updated 1990', 'created 1980'])
+    assert.equal((await store.books.update('ada', kept, { year: 2001 })).outcome, 'updated')
+    await store.books.restore('ada', trashed)
+    await store.books.update('ada', unchanged, { year: 1951 })
+    assert.deepEqual(await years(kept), ['updated 2001', 'updated 2000', 'created 1999'])
+    assert.deepEqual(await years(trashed), ['restored 1990', 'deleted 1990', 'updated 1990', 'created 1980'])
+    assert.deepEqual(await years(unchanged), ['updated 1951'])
+  })
+})
