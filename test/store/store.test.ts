@@ -87,14 +87,16 @@ for (const engine of storeEngines) {
     it('reads every page of a whole read as the JSON of what a page read gives', async () => {
       const created = await createAll()
       const awkward = await store.books.create('tester', { title: 'Quote " and \\ and \n', author: 'é 😀 \u2028', year: 0 })
-      for (const [after, limit] of [
-        [0, 100],
-        [0, 2],
-        [created[1]!.id, 2],
-        [awkward.id, 10],
+      for (const [after, limit, descending] of [
+        [0, 100, false],
+        [0, 2, false],
+        [created[1]!.id, 2, false],
+        [awkward.id, 10, false],
+        [0, 2, true],
+        [created[1]!.id, 3, true],
       ] as const) {
         const pages = await store.reader.pages(
-          { filter: { afterId: after }, order: { relevance: false, keys: [{ field: 'id', descending: false }] }, limit },
+          { filter: { afterId: after }, order: { relevance: false, keys: [{ field: 'id', descending }] }, limit },
           { whole: true, json: true },
         )
         const books: unknown[] = []
@@ -104,7 +106,8 @@ for (const engine of storeEngines) {
           assert.deepEqual(page.last, rows.length === 0 ? undefined : [rows.at(-1)!.id])
           books.push(...rows)
         }
-        assert.deepEqual(books, asJson(await listById(store, after, 1000)))
+        const expected = asJson(await listById(store, after, 1000))
+        assert.deepEqual(books, descending ? expected.reverse() : expected)
       }
     })
 

@@ -489,7 +489,7 @@ export function boundedByPage(query: FindQuery): boolean {
 }
 
 /** Whether `query` is ordered by id, with no filter but `afterId`. */
-function walksIds({ filter, order }: FindQuery): boolean {
+export function walksIds({ filter, order }: FindQuery): boolean {
   return (
     !order.relevance &&
     totalOrder(order.keys)[0]!.field === 'id' &&

@@ -1,5 +1,5 @@
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 'node:sqlite'
-import type { BookFilter, FindQuery } from '../../books/find.ts'
+import type { BookFilter, FindQuery, Position } from '../../books/find.ts'
 import {
   counting,
   findStatement,
@@ -144,6 +144,21 @@ export class SqliteFinder {
     const { text, values } = findStatement(query, sqliteFind, plan)
     // The typings know only object rows.
     return this.#statement(text).all(...(values as SQLInputValue[])) as unknown as FoundRow[]
+  }
+
+  /**
+   * The page of `query`, ordered by id alone (see walksIds), as the JSON text of its books, which
+   * SQLite writes as JSON.stringify does, with how many it holds and the id of the last: a third
+   * of the cost of handing each book over and writing it out here.
+   */
+  idsJson(query: FindQuery): { json: string; size: number; last: Position | undefined } {
+    const { text, values } = findStatement(query, sqliteFind, this.#plan(query))
+    const last = !query.order.relevance && query.order.keys[0]!.descending ? 'min' : 'max'
+    // The subquery has a LIMIT: SQLite does not merge it into the aggregate, which takes its books in order.
+    const statement = this.#statement(`SELECT json_group_array(json_object('id', id, 'title', title, 'author', author, 'year', year)),
+      count(*), ${last}(id) FROM (${text})`)
+    const [json, size, id] = (statement.all(...(values as SQLInputValue[])) as unknown as [string, number, number | null][])[0]!
+    return { json, size, last: id === null ? undefined : [id] }
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite'
 import type { FindQuery, Position } from '../../books/find.ts'
-import type { FoundRow } from '../sql/find.ts'
+import { walksIds, type FoundRow } from '../sql/find.ts'
 import { SqliteFinder } from './find.ts'
 
 /** A read asked of a reader: the query, whether all its pages are wanted, and in which form. */
@@ -205,6 +205,14 @@ export class ReaderCore {
         }
         rows.push(next.value)
       }
+    } else if (read.request.json && walksIds(read.request.query)) {
+      const query = { ...read.request.query, after: read.rows.after, limit: size }
+      const page = read.finder.idsJson(query)
+      // A full page is the last when no book comes after it.
+      done = page.size < size || read.finder.page({ ...query, after: page.last, limit: 1 }).length === 0
+      read.rows.after = page.last
+      if (done) this.close(id)
+      return { page, done }
     } else {
       // One book more than the page: whether it exists says whether another page does.
       rows = read.finder.page({ ...read.request.query, after: read.rows.after, limit: size + 1 })
