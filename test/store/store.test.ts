@@ -106,7 +106,7 @@ for (const engine of storeEngines) {
           assert.deepEqual(page.last, rows.length === 0 ? undefined : [rows.at(-1)!.id])
           books.push(...rows)
         }
-        const expected = asJson(await listById(store, after, 1000))
+        const expected = asJson(await listById(store, after, 1000)) as unknown[]
         assert.deepEqual(books, descending ? expected.reverse() : expected)
       }
     })
