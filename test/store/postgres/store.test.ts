@@ -10,6 +10,7 @@ import { StoreUnavailableError } from '../../../src/store/store.ts'
 import { dune, storeEngines } from '../../helpers.ts'
 import { adminQuery, createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../../support/postgres.ts'
 import { listById } from '../../support/reads.ts'
+import { expectedIds } from '../../support/book-search-model.ts'
 import { startTcpProxy } from '../../support/tcp-proxy.ts'
 import { closedPort } from '../../support/closed-port.ts'
 
@@ -123,6 +124,38 @@ describe('postgres store', () => {
         await client.end()
         await store.close()
       }
+    })
+
+    it('gives the first page of a whole read by relevance from the top tier, before the cursor ranks the other matches', async (t) => {
+      const store = await PostgresStore.open(options(schema.url))
+      t.after(() => store.close())
+      // Titles that begin with the words, the top tier, and others that hold them further on.
+      const books = Array.from({ length: 600 }, (_, i) =>
+        i % 7 === 0
+          ? { title: `Theory of the Old ${i}`, author: 'Anonymous', year: 2000 }
+          : { title: `The Old ${'x'.repeat(1 + (i % 30))}`, author: 'Anonymous', year: 2000 },
+      )
+      const ids = await store.transaction(({ books: repository }) => repository.createMany('tester', books))
+      const stored = books.map((book, i) => ({ ...book, id: ids[i]!, revision: 1 }))
+      const fetched: string[] = []
+      const query = pg.Client.prototype.query
+      t.mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: Parameters<typeof query>) {
+        const config = args[0] as unknown
+        const text = typeof config === 'string' ? config : (config as { text?: string }).text
+        if (text?.startsWith('FETCH') === true) fetched.push(text)
+        return (query as (...a: unknown[]) => unknown).apply(this, args)
+      })
+      const pages = await store.reader.pages({ filter: { words: ['the', 'old'] }, order: { relevance: true }, limit: 10 }, { whole: true })
+      const read: number[] = []
+      try {
+        assert.deepEqual(fetched, [], 'the first page came without the cursor')
+        for await (const page of pages) read.push(...page.map(({ book }) => book.id))
+      } finally {
+        // A read left open keeps its connection, and the store's closing waits for it.
+        await pages.close()
+      }
+      assert.ok(fetched.length > 0)
+      assert.deepEqual(read, expectedIds(stored, { q: 'the old' }))
     })
 
     it('returns ids beyond 32 bits as exact JSON numbers', async () => {
