@@ -175,19 +175,22 @@ export class PostgresReader implements BookReader {
       const changeSeq = Number((await step({ text: 'SELECT last FROM change_seq' })).rows[0]!.last)
       const rows = async (config: pg.QueryConfig) => (await step(config)).rows
       const total = query.count === true ? await first(rows, await this.#drive(counting(query.filter, postgresFind), rows)) : undefined
-      // By relevance, a walk through the top tier finds a common word's first page in milliseconds
-      // (see planning), where the whole order ranks every match before its first book: that page
-      // is read as a page is, and the cursor reads the books after it.
-      let walked: FoundRow[] | undefined
+      // By relevance, the first page is read as a page is, and the cursor reads the books after
+      // it: a walk through the top tier finds a common word's first page in milliseconds (see
+      // planning), and otherwise the server keeps the best of the matches as it ranks them, where
+      // the whole order sorts every match, on disk beyond `work_mem`, before its first book.
+      let firstRows: FoundRow[] | undefined
       if (query.order.relevance) {
         const pagePlan = await this.#drive(planning(query, postgresFind), rows)
-        if (pagePlan.plan === 'walk') walked = (await step(arrays(findStatement(query, postgresFind, pagePlan)))).rows as FoundRow[]
+        firstRows = (await step(arrays(findStatement(query, postgresFind, pagePlan)))).rows as FoundRow[]
+        if (firstRows.length < query.limit)
+          return readPages({ total, changeSeq }, { page: shape(foundBooks(firstRows)), done: true }, fetch, end)
       }
-      const rest = walked === undefined ? query : { ...query, after: walked.at(-1)!.slice(4) }
+      const rest = firstRows === undefined ? query : { ...query, after: firstRows.at(-1)!.slice(4) }
       const plan = await this.#drive(planning(rest, postgresFind, { whole: true }), rows)
       const { text, values } = findStatement(rest, postgresFind, { whole: true, ...plan })
       await step({ text: `DECLARE books_read NO SCROLL CURSOR FOR ${text}`, values })
-      const opening = walked === undefined ? await fetch() : { page: shape(foundBooks(walked)), done: false }
+      const opening = firstRows === undefined ? await fetch() : { page: shape(foundBooks(firstRows)), done: false }
       return readPages({ total, changeSeq }, opening, fetch, end)
     } catch (err) {
       failure = err as Error
