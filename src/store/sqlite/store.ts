@@ -109,6 +109,7 @@ function migrate(db: DatabaseSync): void {
 }
 
 const COLUMNS = 'id, title, author, year, revision'
+const KEYS = 'title_folded, author_folded, title_words, author_words'
 
 /**
  * The seq of the change recorded `n`th from now, from 1: AUTOINCREMENT gives each new change one
@@ -121,7 +122,6 @@ const comingChange = (n: string) => `${NEWEST_SEQ} + ${n}`
 const CHAIN = `WITH RECURSIVE chain (seq) AS (
     SELECT ?1 UNION ALL SELECT prev FROM book_changes JOIN chain USING (seq) WHERE prev IS NOT NULL
   )`
-const KEYS = 'title_folded, author_folded, title_words, author_words'
 
 /**
  * How a repository runs its statements: each batched into its turn's transaction, reads on the
