@@ -419,6 +419,7 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
         )
         record(sql, 'restored', actor, Date.now(), id, row.deleted_seq, book)
         searchIndex.stored(1)
+        searchIndex.stepIfDue()
         return book
       }),
     purge: (actor, id) =>
