@@ -118,6 +118,9 @@ const KEYS = 'title_folded, author_folded, title_words, author_words'
  */
 const comingChange = (n: string) => `${NEWEST_SEQ} + ${n}`
 
+/** Changes of one book a history read passes over in one turn, about 2 ms of them. */
+const PASSED_OVER_A_TURN = 4096
+
 /** The changes of one book, from the seq ?1, each followed by the one before it (migration 026). */
 const CHAIN = `WITH RECURSIVE chain (seq) AS (
     SELECT ?1 UNION ALL SELECT prev FROM book_changes JOIN chain USING (seq) WHERE prev IS NOT NULL
@@ -187,6 +190,13 @@ function prepareStatements(db: DatabaseSync) {
       'SELECT last_change AS seq FROM books WHERE id = ?1 UNION ALL SELECT deleted_seq FROM trashed_books WHERE id = ?1',
     ),
     changeLink: db.prepare('SELECT book_id, prev FROM book_changes WHERE seq = ?'),
+    // From the seq ?1, at most ?3 steps down the chain, stopping at the first seq below ?2: where
+    // the walk got to, and in how many steps (none when ?1 is no longer in the log).
+    passOver: db.prepare(`WITH RECURSIVE chain (seq, steps) AS (
+        SELECT ?1, 0
+        UNION ALL SELECT prev, steps + 1 FROM book_changes JOIN chain USING (seq) WHERE chain.seq >= ?2 AND steps < ?3
+      )
+      SELECT seq, steps FROM chain ORDER BY steps DESC LIMIT 1`),
     change: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq = ?`),
     changesAfter: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq > ? ORDER BY seq LIMIT ?`),
     newestChange: db.prepare(NEWEST_CHANGE),
@@ -440,18 +450,32 @@ function revisionsOf(expected: readonly number[] | undefined): string | null {
 
 function changeRepository(run: Executor): ChangeRepository {
   return {
-    ofBook: (bookId, before, limit) =>
-      run.read((sql) => {
+    ofBook: async (bookId, before, limit) => {
+      let from = await run.read((sql) => {
         const newest = sql.newestOfBook.get(bookId) as { seq: number | null } | undefined
         if (newest === undefined) return undefined
-        let from = newest.seq
-        // After a change of this book, its chain goes on from there; after any other seq, the walk
-        // from the newest passes over the changes at and after it.
+        // After a change of this book, its chain goes on from there.
         const link = before === undefined ? undefined : (sql.changeLink.get(before) as { book_id: number; prev: number | null } | undefined)
-        if (link?.book_id === bookId) from = link.prev
-        if (from === null) return []
-        return (sql.changesOfBook.all(from, before ?? Number.MAX_SAFE_INTEGER, limit) as unknown as ChangeRow[]).map(changeOf)
-      }),
+        return link?.book_id === bookId ? link.prev : newest.seq
+      })
+      if (from === undefined) return undefined
+      // After any other seq, the walk from the newest passes over the changes at and after it, a
+      // bounded run of them a turn: a history of a million changes would otherwise hold every
+      // other request for half a second.
+      while (from !== null && before !== undefined && from >= before) {
+        await nextTurn()
+        const at: number = from
+        const reached = await run.read((sql) => sql.passOver.get(at, before, PASSED_OVER_A_TURN) as { seq: number | null; steps: number })
+        // Its changes left the log meanwhile: the book was purged.
+        if (reached.steps === 0) return undefined
+        from = reached.seq
+      }
+      if (from === null) return []
+      const start: number = from
+      return run.read((sql) =>
+        (sql.changesOfBook.all(start, before ?? Number.MAX_SAFE_INTEGER, limit) as unknown as ChangeRow[]).map(changeOf),
+      )
+    },
     get: (seq) =>
       run.read((sql) => {
         const row = sql.change.get(seq) as ChangeRow | undefined

@@ -187,4 +187,26 @@ describe('SQLite store', () => {
     // Each turn is a moment in which the service answers other requests.
     assert.ok(turns >= 20, `only ${turns} turns passed during the look-up`)
   })
+
+  test('pages a long history from a seq of another book, passing over its newer changes a run at a time', async () => {
+    const store = new SqliteStore({ path: tempFile(), readers: 1 })
+    try {
+      const book = await store.books.create('tester', dune)
+      const other = await store.books.create('tester', { title: 'Solaris', author: 'Stanisław Lem', year: 1961 })
+      const update = (year: number) => store.books.update('tester', book.id, { year })
+      for (let year = 1; year <= 1000; year++) await update(year)
+      await store.books.update('tester', other.id, { year: 1962 })
+      const between = (await store.changes.ofBook(other.id, undefined, 1))![0]!.seq
+      // More changes after it than a history read passes over in one turn.
+      for (let year = 1001; year <= 6000; year++) await update(year)
+      const page = (await store.changes.ofBook(book.id, between, 3))!
+      assert.deepEqual(
+        page.map(({ book }) => book?.year),
+        [1000, 999, 998],
+      )
+      assert.deepEqual(await store.changes.ofBook(book.id, 1, 3), [])
+    } finally {
+      await store.close()
+    }
+  })
 })
