@@ -11,6 +11,7 @@ import { ReaderCore } from './reader-core.ts'
 import { inProcessReader, workerReaders, type Reader } from './readers.ts'
 import { SqliteSearchIndex } from './search-index.ts'
 import { UpkeepThread } from './upkeep.ts'
+import { setUpWritingConnection } from './writing-connection.ts'
 import { SqliteBlockSummary } from './block-summaries.ts'
 import { BlockSummaries } from '../block-summaries.ts'
 import {
@@ -665,7 +666,7 @@ export class SqliteStore implements Store {
     try {
       db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
       db.exec('PRAGMA journal_mode = WAL')
-      db.exec(`PRAGMA synchronous = ${level}`)
+      setUpWritingConnection(db, level)
       registerFolding(db)
       migrate(db)
       searchIndex = new SqliteSearchIndex(db, searchIndexBatch)

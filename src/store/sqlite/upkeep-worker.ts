@@ -2,6 +2,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { parentPort, workerData } from 'node:worker_threads'
 import { SqliteBlockSummary } from './block-summaries.ts'
 import { IndexSteps } from './search-index.ts'
+import { setUpWritingConnection } from './writing-connection.ts'
 
 export interface UpkeepData {
   path: string
@@ -11,8 +12,7 @@ export interface UpkeepData {
 
 const { path, busyTimeoutMs, synchronous } = workerData as UpkeepData
 const db = new DatabaseSync(path, { timeout: busyTimeoutMs })
-// Per connection: this one's commits are as durable as the store's own.
-db.exec(`PRAGMA synchronous = ${synchronous}`)
+setUpWritingConnection(db, synchronous)
 const steps = new IndexSteps(db)
 const summary = new SqliteBlockSummary(db)
 const jobs = { index: () => steps.run(), summarise: () => summary.step() }
