@@ -157,14 +157,18 @@ function prepareStatements(db: DatabaseSync) {
       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ${comingChange('?8')})`),
     select: arrays(db.prepare(`SELECT ${COLUMNS} FROM books WHERE id = ?`)),
     exists: db.prepare('SELECT 1 FROM books WHERE id = ?'),
+    // An update's change goes first, with the values the book is about to take, naming the book's
+    // newest change as the one before it; then the update names this one (?9, its seq) as the newest.
+    recordUpdate: db.prepare(`INSERT INTO book_changes (book_id, kind, actor, at, title, author, year, revision, prev)
+      SELECT id, 'updated', ?6, ?7, coalesce(?1, title), coalesce(?2, author), coalesce(?3, year), revision + 1, last_change
+      FROM books WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))`),
     update: db.prepare(`UPDATE books
       SET title = coalesce(?1, title), author = coalesce(?2, author), year = coalesce(?3, year),
-          title_folded = coalesce(?6, title_folded), author_folded = coalesce(?7, author_folded),
-          title_words = coalesce(?8, title_words), author_words = coalesce(?9, author_words),
-          revision = revision + 1, last_change = ${comingChange('1')}
-      WHERE id = ?4 AND (?5 IS NULL OR revision IN (SELECT value FROM json_each(?5)))
+          title_folded = coalesce(?5, title_folded), author_folded = coalesce(?6, author_folded),
+          title_words = coalesce(?7, title_words), author_words = coalesce(?8, author_words),
+          revision = revision + 1, last_change = ?9
+      WHERE id = ?4
       RETURNING ${COLUMNS}`),
-    lastChange: db.prepare('SELECT last_change FROM books WHERE id = ?'),
     // The whole row, for the trash: a restored book comes back with its search keys. An indexed
     // one leaves the search indexes with a later step (migration 025).
     delete: db.prepare(`DELETE FROM books WHERE id = ?1 AND (?2 IS NULL OR revision IN (SELECT value FROM json_each(?2)))
@@ -380,20 +384,20 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
       const title = changes.title === undefined ? undefined : searchKeys({ title: changes.title, author: '' })
       const author = changes.author === undefined ? undefined : searchKeys({ title: '', author: changes.author })
       return run.write((sql): UpdateResult => {
-        const prev = sql.lastChange.get(id) as { last_change: number | null } | undefined
+        const { title: newTitle = null, author: newAuthor = null, year = null } = changes
+        const recorded = sql.recordUpdate.run(newTitle, newAuthor, year, id, revisionsOf(expectedRevisions), actor, Date.now())
+        if (recorded.changes === 0) return { outcome: sql.exists.get(id) ? 'stale' : 'missing' }
         const book = sql.update.get(
-          changes.title ?? null,
-          changes.author ?? null,
-          changes.year ?? null,
+          newTitle,
+          newAuthor,
+          year,
           id,
-          revisionsOf(expectedRevisions),
           title?.titleFolded ?? null,
           author?.authorFolded ?? null,
           title?.titleWords ?? null,
           author?.authorWords ?? null,
-        ) as StoredBook | undefined
-        if (!book) return { outcome: prev === undefined ? 'missing' : 'stale' }
-        record(sql, 'updated', actor, Date.now(), id, prev!.last_change, book)
+          recorded.lastInsertRowid,
+        ) as unknown as StoredBook
         return { outcome: 'updated', book }
       })
     },
