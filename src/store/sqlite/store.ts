@@ -169,12 +169,15 @@ function prepareStatements(db: DatabaseSync) {
           revision = revision + 1, last_change = ?9
       WHERE id = ?4
       RETURNING ${COLUMNS}`),
-    // The whole row, for the trash: a restored book comes back with its search keys. An indexed
-    // one leaves the search indexes with a later step (migration 025).
-    delete: db.prepare(`DELETE FROM books WHERE id = ?1 AND (?2 IS NULL OR revision IN (SELECT value FROM json_each(?2)))
-      RETURNING ${COLUMNS}, ${KEYS}, indexed, last_change`),
+    // A deletion's change goes first, naming the book's newest change as the one before it; then
+    // the whole row goes to the trash, so that a restored book comes back with its search keys.
+    recordDeletion: db.prepare(`INSERT INTO book_changes (book_id, kind, actor, at, title, author, year, revision, prev)
+      SELECT id, 'deleted', ?3, ?4, title, author, year, revision, last_change
+      FROM books WHERE id = ?1 AND (?2 IS NULL OR revision IN (SELECT value FROM json_each(?2)))`),
     trash: db.prepare(`INSERT INTO trashed_books (${COLUMNS}, ${KEYS}, deleted_at, deleted_by, deleted_seq)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      SELECT ${COLUMNS}, ${KEYS}, ?2, ?3, ?4 FROM books WHERE id = ?1`),
+    // An indexed book leaves the search indexes with a later step (migration 025).
+    delete: db.prepare('DELETE FROM books WHERE id = ? RETURNING indexed'),
     untrash: db.prepare(`DELETE FROM trashed_books WHERE id = ? RETURNING ${COLUMNS}, ${KEYS}, deleted_seq`),
     // Back into the tail (`indexed` NULL): the search indexes take it in with the books stored after it.
     reinsert: db.prepare(`INSERT INTO books (${COLUMNS}, ${KEYS}, last_change) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ${comingChange('1')})`),
@@ -403,14 +406,12 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
     },
     delete: (actor, id, expectedRevisions) =>
       run.write((sql): DeleteResult => {
-        const row = sql.delete.get(id, revisionsOf(expectedRevisions)) as
-          (BookRow & { indexed: number | null; last_change: number | null }) | undefined
-        if (!row) return sql.exists.get(id) ? 'stale' : 'missing'
         const at = Date.now()
-        const seq = record(sql, 'deleted', actor, at, id, row.last_change, row)
-        const { title, author, year, revision, title_folded, author_folded, title_words, author_words } = row
-        sql.trash.run(id, title, author, year, revision, title_folded, author_folded, title_words, author_words, at, actor, seq)
-        if (row.indexed === 1) {
+        const recorded = sql.recordDeletion.run(id, revisionsOf(expectedRevisions), actor, at)
+        if (recorded.changes === 0) return sql.exists.get(id) ? 'stale' : 'missing'
+        sql.trash.run(id, at, actor, recorded.lastInsertRowid)
+        const { indexed } = sql.delete.get(id) as { indexed: number | null }
+        if (indexed === 1) {
           searchIndex.deleted()
           searchIndex.stepIfDue()
         }
