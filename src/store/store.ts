@@ -62,7 +62,7 @@ export interface ChangeRepository {
 export interface TrashRepository {
   /** The latest deletions first, each deleted by a change with a seq below `before` when it is given. */
   list(before: number | undefined, limit: number): Promise<TrashedBook[]>
-  /** The ids of at most `limit` books deleted at or before `upTo`, the oldest deletions first. */
+  /** Of the `limit` oldest deletions, the ids of the books deleted at or before `upTo`, the oldest first. */
   expired(upTo: number, limit: number): Promise<number[]>
 }
 

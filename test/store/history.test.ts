@@ -178,6 +178,19 @@ for (const engine of storeEngines) {
       assert.deepEqual(await store.trash.expired(Date.now() + 1000, 1), [a!.id])
     })
 
+    it('takes the oldest deletions first, so that one deleted by a clock behind waits for those before it', async (t) => {
+      const [a, b] = await Promise.all([dune, solaris].map((book) => store.books.create('ada', book)))
+      const now = Date.now()
+      t.mock.timers.enable({ apis: ['Date'], now: now + 60_000 })
+      await store.books.delete('ada', a!.id)
+      t.mock.timers.setTime(now)
+      await store.books.delete('ada', b!.id)
+      t.mock.timers.reset()
+      assert.deepEqual(await store.trash.expired(now + 1000, 1), [])
+      assert.deepEqual(await store.trash.expired(now + 1000, 2), [b!.id])
+      assert.deepEqual(await store.trash.expired(now + 60_000, 1), [a!.id])
+    })
+
     it('restores a book with its id and values, a new revision, and a restored change', async () => {
       const book = await store.books.create('ada', dune)
       const updated = await store.books.update('ada', book.id, { year: 1966 })

@@ -146,7 +146,9 @@ const TRASH_PAGE: Statement = {
 }
 const EXPIRED: Statement = {
   name: 'trashed_books_expired',
-  text: 'SELECT id FROM trashed_books WHERE deleted_at <= $1 ORDER BY deleted_at LIMIT $2',
+  // The oldest deletions by seq, then those of them due: times follow seqs but for the instances' clocks.
+  text: `SELECT id FROM (SELECT id, deleted_at, deleted_seq FROM trashed_books ORDER BY deleted_seq LIMIT $2) AS oldest
+    WHERE deleted_at <= $1 ORDER BY deleted_seq`,
 }
 
 /** Moves the accounts' version in the statement that changes them (see AccountRepository). */

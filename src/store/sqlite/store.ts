@@ -209,7 +209,10 @@ function prepareStatements(db: DatabaseSync) {
     changesAfter: db.prepare(`SELECT ${CHANGE_COLUMNS} FROM book_changes WHERE seq > ? ORDER BY seq LIMIT ?`),
     newestChange: db.prepare(NEWEST_CHANGE),
     trashPage: db.prepare(`SELECT ${TRASH_COLUMNS} FROM trashed_books WHERE deleted_seq < ? ORDER BY deleted_seq DESC LIMIT ?`),
-    expired: db.prepare('SELECT id FROM trashed_books WHERE deleted_at <= ? ORDER BY deleted_at LIMIT ?'),
+    // Deletions' times follow their seqs but for the clocks of several instances: a book waits at
+    // most that difference behind one deleted before it.
+    expired: db.prepare(`SELECT id FROM (SELECT id, deleted_at, deleted_seq FROM trashed_books ORDER BY deleted_seq LIMIT ?2)
+      WHERE deleted_at <= ?1 ORDER BY deleted_seq`),
     bumpAccounts: db.prepare('UPDATE accounts_version SET version = version + 1 RETURNING version'),
     accountsVersion: db.prepare('SELECT version FROM accounts_version'),
     allUsers: db.prepare(`SELECT ${USER_COLUMNS} FROM users ORDER BY username_key`),
