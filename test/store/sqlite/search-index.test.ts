@@ -15,6 +15,11 @@ import { findPage, wholeIds } from '../../support/reads.ts'
 import { temporaryDirectory } from '../../support/temporary.ts'
 import { holdWriteLock } from '../../support/write-lock.ts'
 
+/** Waits, 10 ms at a time and at most `tries` times, until `done()`: the upkeep thread works after the write that asked. */
+async function until(done: () => boolean, tries = 500): Promise<void> {
+  for (let n = 0; !done() && n < tries; n++) await new Promise((resolve) => setTimeout(resolve, 10))
+}
+
 async function openStore(t: TestContext, searchIndexBatch: number, busyTimeoutMs?: number) {
   const dir = await mkdtemp(join(tmpdir(), 'books-search-index-'))
   const path = join(dir, 'books.db')
@@ -39,7 +44,7 @@ async function openStore(t: TestContext, searchIndexBatch: number, busyTimeoutMs
     lastIndexed,
     /** Settles once the indexes hold book `id`, which the store's upkeep thread moves there after the write that asked. */
     indexedUpTo: async (id: number) => {
-      for (let tries = 0; lastIndexed() < id && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
+      await until(() => lastIndexed() >= id)
     },
     /** How many deleted books wait to leave the indexes. */
     leaving: () => peek.prepare('SELECT count(*) AS leaving FROM books_leaving_indexes').get()!.leaving as number,
@@ -154,7 +159,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     const found = [ids[0], ids[2], ids[3], ids[4]]
     assert.deepEqual(await foundIds(store, { q: 'gone', sort: 'id' }), found)
     assert.equal(await countOf(store, { q: 'gone' }), 4)
-    for (let tries = 0; leaving() > 0 && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
+    await until(() => leaving() === 0)
     assert.equal(leaving(), 0)
     assert.deepEqual(indexedWith('gone'), [ids[2], ids[3]])
     assert.deepEqual(await foundIds(store, { q: 'gone', sort: 'id' }), found)
@@ -175,10 +180,10 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     for (let n = 0; n < 4; n++) ids.push((await store.books.create('tester', { title: `Back ${n}`, author: 'Again', year: 2000 })).id)
     await indexedUpTo(ids[3]!)
     for (const id of ids) await store.books.delete('tester', id)
-    for (let tries = 0; leaving() > 0 && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
+    await until(() => leaving() === 0)
     assert.equal(leaving(), 0)
     for (const id of ids) await store.books.restore('tester', id)
-    for (let tries = 0; tail() > 0 && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
+    await until(() => tail() === 0)
     assert.equal(tail(), 0)
     assert.deepEqual(await foundIds(store, { q: 'back', sort: 'id' }), ids)
   })
@@ -202,7 +207,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     // An import leaves its books in the tail, found all the same, and the store indexes them after it.
     const { store, lastIndexed, tail, checkIndexes } = await openStore(t, 20)
     const caughtUp = async () => {
-      for (let tries = 0; tail() >= 20 && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
+      await until(() => tail() < 20, 100)
     }
     const books = (count: number, word: string): NewBook[] =>
       Array.from({ length: count }, (_, n) => ({ title: `${word} ${n}`, author: 'Batch', year: 2000 }))
@@ -257,7 +262,7 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     const late = await holdWriteLock(peek, 200)
     assert.ok(late < 1500, `the timer fired ${late} ms late`)
     assert.equal((await store.books.get(ids[0]!))?.title, 'Held 0')
-    for (let tries = 0; tail() > 0 && tries < 500; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
+    await until(() => tail() === 0)
     assert.equal(lastIndexed(), ids.at(-1))
     checkIndexes()
     assert.deepEqual(await pagedIds(store, { q: 'held', sort: 'id' }, 1000), ids)
