@@ -9,6 +9,8 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  */
 export interface TcpProxy {
   port: number
+  /** How many clients' connections are open now. */
+  openConnections(): number
   /** Resolves when the next client connects to the proxy. */
   nextConnection(): Promise<void>
   down(): Promise<void>
@@ -39,6 +41,7 @@ async function listenBelowEphemeralPorts(server: Server): Promise<number> {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let stalled = false
   const sockets = new Set<Socket>()
+  const clients = new Set<Socket>()
   let connected: Array<() => void> = []
   const track = (socket: Socket) => {
     sockets.add(socket)
@@ -51,6 +54,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     for (const wake of connected) wake()
     connected = []
     track(client)
+    clients.add(client)
+    client.on('close', () => clients.delete(client))
     if (stalled) return
     const upstream = createConnection(target)
     track(upstream)
@@ -75,6 +80,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 
   return {
     port,
+    openConnections: () => clients.size,
     nextConnection: () => new Promise((resolve) => connected.push(resolve)),
     down: shutDown,
     stall() {

@@ -392,6 +392,11 @@ export class PostgresStore implements Store {
       const created = new pg.Pool({
         connectionString: url,
         max,
+        // A connection once opened is kept, however long it idles. A new one pays more than its
+        // start: its server process maps each page of the shared buffers it first touches, and a
+        // find that reads the table after a pause took hundreds of milliseconds longer on one
+        // (docs/postgresql.md#connections-are-kept).
+        min: max,
         // Also how long a statement waits for a free connection: no longer than its deadline, or
         // one whose request was answered 503 could still run once a connection came free.
         connectionTimeoutMillis: Math.min(connectTimeoutMs, timeoutMs),

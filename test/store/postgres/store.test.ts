@@ -170,6 +170,43 @@ describe('postgres store', () => {
       }
     })
 
+    it('keeps the connections it opened however long they idle, and finds again on them', async (t) => {
+      const server = new URL(TEST_DATABASE_URL)
+      const proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) })
+      t.after(() => proxy.close())
+      const throughProxy = new URL(schema.url)
+      throughProxy.hostname = '127.0.0.1'
+      throughProxy.port = String(proxy.port)
+      // From the start, so that every timer the pools set on an idle connection is one the test moves.
+      t.mock.timers.enable({ apis: ['setTimeout'] })
+      const store = await PostgresStore.open({ ...options(throughProxy.toString()), poolSize: 4 })
+      t.after(() => store.close())
+      // A title of its own: the tests of this schema share its books.
+      const { id } = await store.books.create('tester', { title: 'Idle Connections', author: 'Anonymous', year: 2000 })
+      const find = async () => {
+        const pages = await store.reader.pages({
+          filter: { words: ['idle', 'connections'] },
+          order: { relevance: true },
+          limit: 10,
+          count: true,
+        })
+        await pages.close()
+        return pages
+      }
+      assert.equal((await find()).total, 1)
+      assert.equal((await store.books.get(id))?.title, 'Idle Connections')
+      const open = proxy.openConnections()
+      assert.ok(open >= 2, `${open} connections`)
+
+      t.mock.timers.tick(3_600_000)
+      // Long enough for a connection that the pool ends to close its socket.
+      for (const started = performance.now(); performance.now() - started < 300;) await new Promise(setImmediate)
+      assert.equal(proxy.openConnections(), open)
+      const connected = proxy.nextConnection().then(() => 'a new connection')
+      assert.equal((await find()).total, 1)
+      assert.equal(await Promise.race([connected, new Promise(setImmediate).then(() => 'none')]), 'none')
+    })
+
     it('gives up a summary of blocks that a stalled server leaves unanswered, and reads again on a new connection', async () => {
       const server = new URL(TEST_DATABASE_URL)
       const proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) })
