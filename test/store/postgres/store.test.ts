@@ -179,7 +179,14 @@ describe('postgres store', () => {
       throughProxy.port = String(proxy.port)
       // From the start, so that every timer the pools set on an idle connection is one the test moves.
       t.mock.timers.enable({ apis: ['setTimeout'] })
-      const store = await PostgresStore.open({ ...options(throughProxy.toString()), poolSize: 4 })
+      // Deadlines beyond the clock's move: a step of the summaries, a statement or a connection under
+      // way when the clock moves would otherwise fail on its deadline and close its connection.
+      const store = await PostgresStore.open({
+        url: throughProxy.toString(),
+        poolSize: 4,
+        connectTimeoutMs: 60_000,
+        queryTimeoutMs: 60_000,
+      })
       t.after(() => store.close())
       // A title of its own: the tests of this schema share its books.
       const { id } = await store.books.create('tester', { title: 'Idle Connections', author: 'Anonymous', year: 2000 })
@@ -198,7 +205,8 @@ describe('postgres store', () => {
       const open = proxy.openConnections()
       assert.ok(open >= 2, `${open} connections`)
 
-      t.mock.timers.tick(3_600_000)
+      // Past pg's idle timeout (10 s unless set) and short of the store's deadlines.
+      t.mock.timers.tick(30_000)
       t.mock.timers.reset()
       // Long enough for a connection that the pool ends to close its socket.
       await sleep(300)
