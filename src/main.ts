@@ -18,12 +18,12 @@ try {
   process.exit(1)
 }
 
-// The service itself loads once the configuration is accepted, so a refusal is said at once.
+// The service itself loads once the configuration is accepted, so a refusal is said at once; a
+// primary that only starts and watches workers never loads the HTTP service at all.
 const { runPrimary, workerMetrics } = await import('./cluster.ts')
-const { serve } = await import('./server.ts')
 try {
   if (config.workers > 1 && cluster.isPrimary) await runPrimary(config)
-  else await serve(config, cluster.isWorker ? { metrics: workerMetrics() } : {})
+  else await (await import('./server.ts')).serve(config, cluster.isWorker ? { metrics: workerMetrics() } : {})
 } catch (err) {
   if (!(err instanceof StoreUnavailableError)) throw err
   console.error(`Store unavailable at start-up: ${(err.cause as Error).message}`)
