@@ -26,8 +26,6 @@ class HashingThread {
   #failure: Error | undefined
 
   constructor() {
-    // An idle thread keeps no process alive.
-    this.#worker.unref()
     this.#worker.on('message', (answer: HashAnswer) => {
       const running = this.#running
       this.#running = undefined
@@ -42,6 +40,8 @@ class HashingThread {
     }
     this.#worker.on('error', fail)
     this.#worker.on('exit', (code) => fail(new Error(`the hashing thread exited with code ${code}`)))
+    // An idle thread keeps no process alive; after the listeners, since listening for messages holds it again.
+    this.#worker.unref()
   }
 
   get failed(): boolean {

@@ -239,7 +239,6 @@ class WorkerRunner implements StepRunner {
 
   #spawn(): Slot {
     const worker = new Worker(new URL('./reader-worker.ts', import.meta.url), { workerData: this.#data })
-    worker.unref()
     const slot: Slot = { worker, queue: new FairQueue(), running: undefined, timer: undefined, reads: 0 }
     worker.on('message', ({ id, answer, failure }: { id: number; answer?: StepAnswer; failure?: WorkerFailure }) => {
       const step = slot.running
@@ -260,6 +259,8 @@ class WorkerRunner implements StepRunner {
       slot.running?.reject(err)
       for (let step = slot.queue.shift(); step !== undefined; step = slot.queue.shift()) step.reject(err)
     })
+    // After the listeners: listening for messages holds the process again, and an idle reader must not.
+    worker.unref()
     return slot
   }
 

@@ -45,17 +45,19 @@ export class UpkeepThread {
   #run(job: UpkeepJob): Promise<unknown> {
     clearTimeout(this.#idle)
     const worker = (this.#worker ??= this.#start())
+    // A job holds the process as any write does: the store's writes may wait for its turn.
+    worker.ref()
     return new Promise((resolve, reject) => {
       this.#waiting = { resolve, reject }
       worker.postMessage(job)
     }).finally(() => {
+      worker.unref()
       this.#idle = setTimeout(() => void this.end(), IDLE_MS).unref()
     })
   }
 
   #start(): Worker {
     const worker = new Worker(new URL('./upkeep-worker.ts', import.meta.url), { workerData: this.#data })
-    worker.unref()
     worker.on('message', (answer: UpkeepAnswer) => {
       if (this.#worker !== worker) return
       const waiting = this.#settle()
@@ -70,6 +72,8 @@ export class UpkeepThread {
     }
     worker.on('error', died)
     worker.on('exit', () => died(new Error('The store’s upkeep thread stopped')))
+    // After the listeners: listening for messages holds the process again, and the thread must not.
+    worker.unref()
     return worker
   }
 

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
 import { loadMigrations } from '../../../src/store/migrations.ts'
@@ -208,5 +211,34 @@ describe('SQLite store', () => {
     } finally {
       await store.close()
     }
+  })
+
+  test('keeps no process alive once its reads and writes are done, even unclosed', async () => {
+    // A program that opens a store on a file, imports enough books for the upkeep thread to index
+    // them, writes two more (the second waits for the thread's step), finds a page and reads a
+    // whole list, and never closes it.
+    const dir = temporaryDirectory('books-sqlite-')
+    const program = join(dir, 'unclosed.mjs')
+    writeFileSync(
+      program,
+      `import { SqliteStore } from ${JSON.stringify(fileURLToPath(new URL('../../../src/store/sqlite/store.ts', import.meta.url)))}
+      const store = new SqliteStore({ path: ${JSON.stringify(join(dir, 'books.db'))} })
+      await store.books.createMany('tester', Array.from({ length: 5000 }, (_, n) => ({ title: 'Book ' + n, author: 'Anonymous', year: 2000 })))
+      await store.books.create('tester', ${JSON.stringify(dune)})
+      await store.books.create('tester', { title: 'Solaris', author: 'Stanisław Lem', year: 1961 })
+      let books = 0
+      for await (const page of await store.reader.pages({ filter: { words: ['dune'] }, order: { relevance: true }, limit: 10 })) books += page.length
+      const byYear = { filter: { yearFrom: 1900 }, order: { relevance: false, keys: [{ field: 'year', descending: false }] }, limit: 10 }
+      for await (const page of await store.reader.pages(byYear, { whole: true })) books += page.length
+      console.log(books)`,
+    )
+    const child = spawn(process.execPath, [program], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+    const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null]
+    clearTimeout(timer)
+    assert.equal(output.trim(), '5003')
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, 'the process did not end on its own within 10 s')
   })
 })
