@@ -29,6 +29,7 @@ class HashingThread {
     this.#worker.on('message', (answer: HashAnswer) => {
       const running = this.#running
       this.#running = undefined
+      // Held by each hash only: an idle thread keeps no process alive.
       this.#worker.unref()
       if ('key' in answer) running?.resolve(Buffer.from(answer.key))
       else running?.reject(new Error(answer.error))
@@ -40,8 +41,6 @@ class HashingThread {
     }
     this.#worker.on('error', fail)
     this.#worker.on('exit', (code) => fail(new Error(`the hashing thread exited with code ${code}`)))
-    // An idle thread keeps no process alive; after the listeners, since listening for messages holds it again.
-    this.#worker.unref()
   }
 
   get failed(): boolean {
