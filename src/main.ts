@@ -1,5 +1,6 @@
 import cluster from 'node:cluster'
 import { enableCompileCache } from 'node:module'
+import { getSystemErrorMessage } from 'node:util'
 import type { Config } from './config.ts'
 
 // A restart then loads the service from V8's code cache instead of compiling every module again.
@@ -25,7 +26,13 @@ try {
   if (config.workers > 1 && cluster.isPrimary) await runPrimary(config)
   else await (await import('./server.ts')).serve(config, cluster.isWorker ? { metrics: workerMetrics() } : {})
 } catch (err) {
-  if (!(err instanceof StoreUnavailableError)) throw err
-  console.error(`Store unavailable at start-up: ${(err.cause as Error).message}`)
+  if (err instanceof StoreUnavailableError) {
+    console.error(`Store unavailable at start-up: ${(err.cause as Error).message}`)
+    process.exit(1)
+  }
+  // A port another process holds, or one below 1024 without the right to it.
+  const { syscall, code, errno } = err as NodeJS.ErrnoException
+  if (syscall !== 'listen' || errno === undefined) throw err
+  console.error(`Cannot listen on ${config.host}:${config.port}: ${getSystemErrorMessage(errno)} (${code})`)
   process.exit(1)
 }
