@@ -166,7 +166,9 @@ export interface BookPages<P> extends AsyncIterable<P> {
 /**
  * The one way books are read, however many: a page (`query.limit` books, after `query.after`), or
  * every book of the query, a page at a time. A read that cannot give a page within
- * SEARCH_DEADLINE_MS, waiting included, fails as unavailable, and its work stops with it.
+ * SEARCH_DEADLINE_MS, waiting included, fails as unavailable, and its work stops with it; an
+ * engine that ranks a whole read's matches after its first page in one step gives that step
+ * RANKING_DEADLINE_MS.
  */
 export interface BookReader {
   pages(query: FindQuery, options?: ReadOptions & { json?: false }): Promise<BookPages<FoundBook[]>>
@@ -249,6 +251,13 @@ export const STORE_DEADLINE_MS = 5000
  * answers 503, and its statement is stopped.
  */
 export const SEARCH_DEADLINE_MS = 2000
+
+/**
+ * Longest the step of a whole read by relevance that ranks every match after its first page may
+ * take: the answer has begun, and ranking the commonest word of a million books takes PostgreSQL
+ * seconds (docs/api.md#finding-books). Past it, the answer is cut off.
+ */
+export const RANKING_DEADLINE_MS = 10_000
 
 /** Seconds a client should wait before trying again when the store is unavailable. */
 export const STORE_RETRY_AFTER_SECONDS = 5

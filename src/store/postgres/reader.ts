@@ -10,7 +10,7 @@ import {
   type FoundRow,
   type Statement,
 } from '../sql/find.ts'
-import type { BookPages, BookReader, JsonPage, ReadOptions } from '../store.ts'
+import { RANKING_DEADLINE_MS, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { connectWithin, runWithin } from './connections.ts'
 import { postgresFind } from './find.ts'
@@ -148,18 +148,31 @@ export class PostgresReader implements BookReader {
   async #whole<P>(query: FindQuery, shape: (found: FoundBook[]) => P): Promise<BookPages<P>> {
     const { pool, deadlineMs } = this.#finds
     const client = await connectWithin(pool, deadlineMs)
-    const step = (config: pg.QueryConfig) => runWithin(client, config, deadlineMs)
+    const step = (config: pg.QueryConfig, ms = deadlineMs) => runWithin(client, config, ms)
     let failure: Error | undefined
+    // Whether the cursor's first FETCH ranks every match after the first page before it gives a book.
+    let ranking = false
+    let fetching = false
     const fetch = async (): Promise<PageStep<P>> => {
+      const ms = ranking ? RANKING_DEADLINE_MS : deadlineMs
+      fetching = true
       try {
-        const found = foundBooks((await step(arrays({ text: `FETCH ${query.limit} FROM books_read` }))).rows as FoundRow[])
+        if (ranking) await step({ text: `SET LOCAL statement_timeout = ${ms}` })
+        const found = foundBooks((await step(arrays({ text: `FETCH ${query.limit} FROM books_read` }), ms)).rows as FoundRow[])
+        if (ranking) await step({ text: `SET LOCAL statement_timeout = ${deadlineMs}` })
+        ranking = false
         return { page: shape(found), done: found.length < query.limit }
       } catch (err) {
         failure = err as Error
         throw err
+      } finally {
+        fetching = false
       }
     }
     const end = async () => {
+      // A read ended while a statement runs, its client gone, closes the connection rather than
+      // wait for the statement: the server then stops it (client_connection_check_interval).
+      if (fetching) failure ??= new Error('A whole read was ended while it read')
       try {
         if (failure === undefined) await step({ text: 'COMMIT' })
       } catch (err) {
@@ -190,6 +203,7 @@ export class PostgresReader implements BookReader {
       const plan = await this.#drive(planning(rest, postgresFind, { whole: true }), rows)
       const { text, values } = findStatement(rest, postgresFind, { whole: true, ...plan })
       await step({ text: `DECLARE books_read NO SCROLL CURSOR FOR ${text}`, values })
+      ranking = firstRows !== undefined
       const opening = firstRows === undefined ? await fetch() : { page: shape(foundBooks(firstRows)), done: false }
       return readPages({ total, changeSeq }, opening, fetch, end)
     } catch (err) {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { after, before, describe, it, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { loadMigrations } from '../../../src/store/migrations.ts'
 import { findStatement } from '../../../src/store/sql/find.ts'
 import { postgresFind } from '../../../src/store/postgres/find.ts'
 import { PostgresStore, type PostgresOptions } from '../../../src/store/postgres/store.ts'
-import { StoreUnavailableError } from '../../../src/store/store.ts'
+import { SEARCH_DEADLINE_MS, StoreUnavailableError } from '../../../src/store/store.ts'
 import { dune, storeEngines } from '../../helpers.ts'
 import { adminQuery, createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../../support/postgres.ts'
 import { listById } from '../../support/reads.ts'
@@ -156,6 +156,65 @@ describe('postgres store', () => {
       }
       assert.ok(fetched.length > 0)
       assert.deepEqual(read, expectedIds(stored, { q: 'the old' }))
+    })
+
+    /**
+     * A whole read by relevance of the catalogue's first books, the first page through the top tier,
+     * whose cursor's first FETCH, the ranking of every match after that page, is held up `seconds`
+     * on the server before it runs.
+     */
+    async function slowRanking(t: TestContext, seconds: number) {
+      const store = await PostgresStore.open(options(schema.url))
+      t.after(() => store.close())
+      const books = Array.from({ length: 300 }, (_, i) => ({
+        title: `The Rank ${'y'.repeat(1 + (i % 40))}`,
+        author: 'Anonymous',
+        year: 2000,
+      }))
+      const ids = await store.transaction(({ books: repository }) => repository.createMany('tester', books))
+      const stored = books.map((book, i) => ({ ...book, id: ids[i]!, revision: 1 }))
+      const query = pg.Client.prototype.query
+      let held = false
+      t.mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: Parameters<typeof query>) {
+        const config = args[0] as unknown
+        const text = typeof config === 'string' ? config : (config as { text?: string }).text
+        const run = () => (query as (...a: unknown[]) => unknown).apply(this, args)
+        if (held || text?.startsWith('FETCH') !== true) return run()
+        held = true
+        return (query as (...a: unknown[]) => unknown).call(this, `SELECT pg_sleep(${seconds})`, run)
+      })
+      const pages = await store.reader.pages({ filter: { words: ['the', 'rank'] }, order: { relevance: true }, limit: 10 }, { whole: true })
+      return { pages, expected: expectedIds(stored, { q: 'the rank' }) }
+    }
+
+    it('gives every book of a whole read by relevance whose ranking after the first page outlasts the deadline of a page', async (t) => {
+      const { pages, expected } = await slowRanking(t, (SEARCH_DEADLINE_MS + 500) / 1000)
+      const read: number[] = []
+      try {
+        for await (const page of pages) read.push(...page.map(({ book }) => book.id))
+      } finally {
+        await pages.close()
+      }
+      assert.deepEqual(read, expected)
+    })
+
+    it('stops the ranking of a whole read on the server within seconds of the read being ended', async (t) => {
+      const seconds = 6.125
+      const { pages } = await slowRanking(t, seconds)
+      const iterator = pages[Symbol.asyncIterator]()
+      await iterator.next()
+      const ranking = iterator.next()
+      ranking.catch(() => {})
+      const sleeping = async () =>
+        Number((await adminQuery(`SELECT count(*) AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(${seconds})'`)).rows[0].n)
+      while ((await sleeping()) === 0) await sleep(20)
+      const ended = performance.now()
+      await pages.close()
+      while ((await sleeping()) > 0) await sleep(50)
+      const stoppedAfter = performance.now() - ended
+      // Sooner than any deadline would stop it, a page's included.
+      assert.ok(stoppedAfter < SEARCH_DEADLINE_MS, `stopped ${Math.round(stoppedAfter)} ms after the read ended`)
+      await assert.rejects(ranking)
     })
 
     it('returns ids beyond 32 bits as exact JSON numbers', async () => {
