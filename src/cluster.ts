@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster'
+import { createServer } from 'node:net'
 import { pino } from 'pino'
 import { AggregatorRegistry } from 'prom-client'
 import type { Config } from './config.ts'
@@ -29,6 +30,20 @@ export function evenShares(total: number, workers: number): number[] {
 /** How long to wait before replacing a dead worker, after `earlyDeaths` workers in a row died early. */
 export function restartDelayMs(earlyDeaths: number): number {
   return Math.min(FIRST_RESTART_DELAY_MS * 2 ** earlyDeaths, MAX_RESTART_DELAY_MS)
+}
+
+/**
+ * Fails, as listening does, when the port cannot be taken (held by another process, or below 1024
+ * without the right to it): the instance then stops with one line, where every worker would die
+ * at start-up and be started again for ever. The primary takes the port only for a moment.
+ */
+async function ensureListenable({ port, host }: Config): Promise<void> {
+  const server = createServer()
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen({ port, host, exclusive: true }, resolve)
+  })
+  await new Promise((resolve) => server.close(resolve))
 }
 
 interface MetricsRequest {
@@ -64,6 +79,7 @@ export async function runPrimary(config: Config, lifecycle: Lifecycle = new Life
     log.info({ signal: await lifecycle.stopRequested }, 'stopped during start-up, before starting workers')
     process.exit(0)
   }
+  await ensureListenable(config)
 
   // Generated secrets are decided once here, so a token issued by one worker verifies in every other.
   const env = { SECRET_TOKEN: config.secret, AUTH_USERNAME: config.username, AUTH_PASSWORD: config.password, WORKERS: '1' }

@@ -30,9 +30,10 @@ try {
     console.error(`Store unavailable at start-up: ${(err.cause as Error).message}`)
     process.exit(1)
   }
-  // A port another process holds, or one below 1024 without the right to it.
+  // A port another process holds, or one below 1024 without the right to it; a worker of a
+  // cluster hears of it from the primary, which binds the port (`bind`).
   const { syscall, code, errno } = err as NodeJS.ErrnoException
-  if (syscall !== 'listen' || errno === undefined) throw err
+  if ((syscall !== 'listen' && syscall !== 'bind') || errno === undefined) throw err
   console.error(`Cannot listen on ${config.host}:${config.port}: ${getSystemErrorMessage(errno)} (${code})`)
   process.exit(1)
 }

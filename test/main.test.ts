@@ -184,16 +184,28 @@ describe('the service as npm start runs it', () => {
       /^Store unavailable at start-up: cannot create \/sys\/books-data\/books\.db: EPERM/,
     ],
   ]
-  test('refuses to start on a port another process listens on: exit code 1 and one line saying why', async (t) => {
-    const holder = createServer()
-    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
-    t.after(() => holder.close())
-    const { port } = holder.address() as AddressInfo
-    const env = { ...productionEnv, DB_URL: `sqlite:${join(tempDir(), 'books.db')}`, HOST: '127.0.0.1', PORT: String(port) }
-    const { code, output } = await runToExit(env, { cwd: tempDir() })
-    assert.equal(code, 1)
-    assert.deepEqual(output.trim().split('\n'), [`Cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE)`])
-  })
+  for (const workers of ['1', '2']) {
+    test(
+      `refuses to start on a port another process listens on, with WORKERS=${workers}: exit code 1 and one line saying why`,
+      { timeout: 30_000 },
+      async (t) => {
+        const holder = createServer()
+        await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
+        t.after(() => holder.close())
+        const { port } = holder.address() as AddressInfo
+        const env = {
+          ...productionEnv,
+          DB_URL: `sqlite:${join(tempDir(), 'books.db')}`,
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          WORKERS: workers,
+        }
+        const { code, output } = await runToExit(env, { cwd: tempDir() })
+        assert.equal(code, 1)
+        assert.deepEqual(output.trim().split('\n'), [`Cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE)`])
+      },
+    )
+  }
 
   for (const [name, env, pattern] of refusals) {
     test(`refuses to start with ${name}: exit code 1 and one line saying why`, async () => {
