@@ -13,6 +13,7 @@ import {
 import { RANKING_DEADLINE_MS, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { connectWithin, runWithin } from './connections.ts'
+import type { FindTurns } from './find-turns.ts'
 import { postgresFind } from './find.ts'
 
 /** Rows as arrays, which pg's typings leave out of QueryConfig. */
@@ -42,10 +43,11 @@ function preparedName(text: string): string {
   return name
 }
 
-/** Connections for reads, and how long a read may take on them, waiting for one included. */
+/** Connections for reads, how long a read may take on them, waiting for one included, and the turns reads take at them. */
 export interface Lane {
   pool: pg.Pool
   deadlineMs: number
+  turns?: FindTurns
 }
 
 /** A read whose first page is its last. */
@@ -81,11 +83,11 @@ export class PostgresReader implements BookReader {
   pages(query: FindQuery, options: ReadOptions & { json: true }): Promise<BookPages<JsonPage>>
   async pages(
     query: FindQuery,
-    { whole = false, json = false }: ReadOptions & { json?: boolean } = {},
+    { whole = false, json = false, client = '' }: ReadOptions & { json?: boolean } = {},
   ): Promise<BookPages<FoundBook[] | JsonPage>> {
     const shape = (found: FoundBook[]) => (json ? jsonPage(found) : found)
     if (!whole) {
-      const { found, total } = await this.#onePage(query, boundedByPage(query) ? this.#bounded : this.#finds)
+      const { found, total } = await this.#onePage(query, boundedByPage(query) ? this.#bounded : this.#finds, client)
       return onePage({ total }, shape(found))
     }
     if (json && boundedByPage(query)) {
@@ -93,7 +95,7 @@ export class PostgresReader implements BookReader {
       const { page, changeSeq } = await this.#jsonPageWithChange(first)
       if (page.size <= first.limit) return onePage({ total: undefined, changeSeq }, page)
     }
-    return this.#whole(query, shape)
+    return this.#whole(query, shape, client)
   }
 
   /**
@@ -110,18 +112,18 @@ export class PostgresReader implements BookReader {
         '[' || coalesce(string_agg(row_to_json(book)::text, ',' ORDER BY book.id${descending ? ' DESC' : ''}), '') || ']',
         count(*), ${descending ? 'min' : 'max'}(book.id)
       FROM (SELECT id, title, author, year FROM (${text}) AS page) AS book`
-    const [row] = await this.#run(arrays({ name: preparedName(statement), text: statement, values }), this.#bounded)
+    const { pool, deadlineMs } = this.#bounded
+    const [row] = await this.#run(arrays({ name: preparedName(statement), text: statement, values }), pool, performance.now() + deadlineMs)
     const [last, json, size, lastId] = row as unknown as [string, string, string, string | null]
     return { page: { json, size: Number(size), last: lastId === null ? undefined : [Number(lastId)] }, changeSeq: Number(last) }
   }
 
-  /** Runs one statement on a connection of `lane`, the wait for it included, within its deadline. */
-  async #run(config: pg.QueryConfig, { pool, deadlineMs }: Lane): Promise<pg.QueryResultRow[]> {
-    const started = performance.now()
-    const client = await connectWithin(pool, deadlineMs)
+  /** Runs one statement on a connection of `pool`, the wait for it included, by `deadline` (of performance.now()). */
+  async #run(config: pg.QueryConfig, pool: pg.Pool, deadline: number): Promise<pg.QueryResultRow[]> {
+    const client = await connectWithin(pool, deadline - performance.now())
     let failure: Error | undefined
     try {
-      return (await runWithin(client, config, deadlineMs - (performance.now() - started))).rows
+      return (await runWithin(client, config, deadline - performance.now())).rows
     } catch (err) {
       failure = err as Error
       throw err
@@ -137,29 +139,48 @@ export class PostgresReader implements BookReader {
     return step.value
   }
 
-  async #onePage(query: FindQuery, lane: Lane): Promise<{ found: FoundBook[]; total: number | undefined }> {
-    const run = (config: pg.QueryConfig) => this.#run(config, lane)
-    const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
-    const count = async () => first(run, await this.#drive(counting(query.filter, postgresFind), run))
-    const [rows, total] = await Promise.all([page(), query.count === true ? count() : undefined])
-    return { found: foundBooks(rows as unknown as FoundRow[]), total }
+  /** The page of `query` and its count, every statement of both, and the wait for a turn, within the lane's deadline. */
+  async #onePage(query: FindQuery, lane: Lane, client: string): Promise<{ found: FoundBook[]; total: number | undefined }> {
+    const deadline = performance.now() + lane.deadlineMs
+    const endTurn = lane.turns === undefined ? () => {} : await lane.turns.take(client, lane.deadlineMs)
+    try {
+      const run = (config: pg.QueryConfig) => this.#run(config, lane.pool, deadline)
+      const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
+      const count = async () => first(run, await this.#drive(counting(query.filter, postgresFind), run))
+      const [rows, total] = await Promise.all([page(), query.count === true ? count() : undefined])
+      return { found: foundBooks(rows as unknown as FoundRow[]), total }
+    } finally {
+      endTurn()
+    }
   }
 
-  async #whole<P>(query: FindQuery, shape: (found: FoundBook[]) => P): Promise<BookPages<P>> {
-    const { pool, deadlineMs } = this.#finds
-    const client = await connectWithin(pool, deadlineMs)
-    const step = (config: pg.QueryConfig, ms = deadlineMs) => runWithin(client, config, ms)
+  /**
+   * Every book of `query`, through a cursor: its first page, the turn and every statement before it
+   * included, within the lane's deadline, each page after it within a deadline of its own.
+   */
+  async #whole<P>(query: FindQuery, shape: (found: FoundBook[]) => P, asking: string): Promise<BookPages<P>> {
+    const { pool, deadlineMs, turns } = this.#finds
+    const openBy = performance.now() + deadlineMs
+    const endTurn = turns === undefined ? () => {} : await turns.take(asking, deadlineMs)
+    let client: pg.PoolClient
+    try {
+      client = await connectWithin(pool, openBy - performance.now())
+    } catch (err) {
+      endTurn()
+      throw err
+    }
+    const step = (config: pg.QueryConfig, ms: number) => runWithin(client, config, ms)
+    const opening = (config: pg.QueryConfig) => step(config, openBy - performance.now())
     let failure: Error | undefined
     // Whether the cursor's first FETCH ranks every match after the first page before it gives a book.
     let ranking = false
     let fetching = false
-    const fetch = async (): Promise<PageStep<P>> => {
-      const ms = ranking ? RANKING_DEADLINE_MS : deadlineMs
+    const fetch = async (ms = ranking ? RANKING_DEADLINE_MS : deadlineMs): Promise<PageStep<P>> => {
       fetching = true
       try {
-        if (ranking) await step({ text: `SET LOCAL statement_timeout = ${ms}` })
+        if (ranking) await step({ text: `SET LOCAL statement_timeout = ${ms}` }, deadlineMs)
         const found = foundBooks((await step(arrays({ text: `FETCH ${query.limit} FROM books_read` }), ms)).rows as FoundRow[])
-        if (ranking) await step({ text: `SET LOCAL statement_timeout = ${deadlineMs}` })
+        if (ranking) await step({ text: `SET LOCAL statement_timeout = ${deadlineMs}` }, deadlineMs)
         ranking = false
         return { page: shape(found), done: found.length < query.limit }
       } catch (err) {
@@ -174,19 +195,20 @@ export class PostgresReader implements BookReader {
       // wait for the statement: the server then stops it (client_connection_check_interval).
       if (fetching) failure ??= new Error('A whole read was ended while it read')
       try {
-        if (failure === undefined) await step({ text: 'COMMIT' })
+        if (failure === undefined) await step({ text: 'COMMIT' }, deadlineMs)
       } catch (err) {
         failure = err as Error
       } finally {
         client.release(failure)
+        endTurn()
       }
     }
     try {
-      await step({ text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' })
+      await opening({ text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' })
       // The first statement takes the snapshot: the books read after it reflect exactly the
       // changes numbered up to this one, as numbers are handed out in commit order.
-      const changeSeq = Number((await step({ text: 'SELECT last FROM change_seq' })).rows[0]!.last)
-      const rows = async (config: pg.QueryConfig) => (await step(config)).rows
+      const changeSeq = Number((await opening({ text: 'SELECT last FROM change_seq' })).rows[0]!.last)
+      const rows = async (config: pg.QueryConfig) => (await opening(config)).rows
       const total = query.count === true ? await first(rows, await this.#drive(counting(query.filter, postgresFind), rows)) : undefined
       // By relevance, the first page is read as a page is, and the cursor reads the books after
       // it: a walk through the top tier finds a common word's first page in milliseconds (see
@@ -195,17 +217,18 @@ export class PostgresReader implements BookReader {
       let firstRows: FoundRow[] | undefined
       if (query.order.relevance) {
         const pagePlan = await this.#drive(planning(query, postgresFind), rows)
-        firstRows = (await step(arrays(findStatement(query, postgresFind, pagePlan)))).rows as FoundRow[]
+        firstRows = (await opening(arrays(findStatement(query, postgresFind, pagePlan)))).rows as FoundRow[]
         if (firstRows.length < query.limit)
           return readPages({ total, changeSeq }, { page: shape(foundBooks(firstRows)), done: true }, fetch, end)
       }
       const rest = firstRows === undefined ? query : { ...query, after: firstRows.at(-1)!.slice(4) }
       const plan = await this.#drive(planning(rest, postgresFind, { whole: true }), rows)
       const { text, values } = findStatement(rest, postgresFind, { whole: true, ...plan })
-      await step({ text: `DECLARE books_read NO SCROLL CURSOR FOR ${text}`, values })
+      await opening({ text: `DECLARE books_read NO SCROLL CURSOR FOR ${text}`, values })
       ranking = firstRows !== undefined
-      const opening = firstRows === undefined ? await fetch() : { page: shape(foundBooks(firstRows)), done: false }
-      return readPages({ total, changeSeq }, opening, fetch, end)
+      const firstPage =
+        firstRows === undefined ? await fetch(openBy - performance.now()) : { page: shape(foundBooks(firstRows)), done: false }
+      return readPages({ total, changeSeq }, firstPage, async () => fetch(), end)
     } catch (err) {
       failure = err as Error
       await end()

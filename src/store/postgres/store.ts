@@ -7,6 +7,7 @@ import { batchedBookWrites, bookColumns, INSERT_BOOK_COLUMNS, RECORD_CREATED, TA
 import { CHANGE_COLUMNS, changeOf, TRASH_COLUMNS, trashedBookOf, type ChangeRow, type TrashRow } from '../sql/change-rows.ts'
 import { PostgresReader } from './reader.ts'
 import { PostgresChangeSignals } from './change-signals.ts'
+import { FindTurns } from './find-turns.ts'
 import { connectWithin, heeding, runWithin, withDeadline } from './connections.ts'
 import { classifyPostgresError } from './errors.ts'
 import { APPLICATION_NAME, migratePostgres } from './migrate.ts'
@@ -423,7 +424,7 @@ export class PostgresStore implements Store {
     this.#pool = pool(Math.max(1, poolSize - findShare), queryTimeoutMs)
     this.#findPool = poolSize > 1 ? pool(findShare, SEARCH_DEADLINE_MS) : this.#pool
     this.reader = new PostgresReader(
-      { pool: this.#findPool, deadlineMs: SEARCH_DEADLINE_MS },
+      { pool: this.#findPool, deadlineMs: SEARCH_DEADLINE_MS, turns: new FindTurns(findShare) },
       { pool: this.#pool, deadlineMs: queryTimeoutMs },
     )
     this.changeSignals = new PostgresChangeSignals({ url, connectTimeoutMs })

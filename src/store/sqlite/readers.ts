@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
 import type { FindQuery, FoundBook } from '../../books/find.ts'
+import { FairQueue } from '../fair-queue.ts'
 import { boundedByPage, foundBooks, QUICK_FIRST_PAGE } from '../sql/find.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { StoreUnavailableError, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
@@ -124,34 +125,6 @@ class Reader implements BookReader {
 
   end(): Promise<void> {
     return this.#runner.end()
-  }
-}
-
-/** The steps waiting for one worker, taken from each client in turn, so that no client crowds out another. */
-class FairQueue<T> {
-  readonly #byClient = new Map<string, T[]>()
-
-  get size(): number {
-    let size = 0
-    for (const steps of this.#byClient.values()) size += steps.length
-    return size
-  }
-
-  push(client: string, item: T): void {
-    const waiting = this.#byClient.get(client)
-    if (waiting === undefined) this.#byClient.set(client, [item])
-    else waiting.push(item)
-  }
-
-  /** The oldest item of the client whose turn it is; that client then goes to the back. */
-  shift(): T | undefined {
-    for (const [client, waiting] of this.#byClient) {
-      const item = waiting.shift()
-      this.#byClient.delete(client)
-      if (waiting.length > 0) this.#byClient.set(client, waiting)
-      if (item !== undefined) return item
-    }
-    return undefined
   }
 }
 

@@ -217,6 +217,47 @@ describe('postgres store', () => {
       await assert.rejects(ranking)
     })
 
+    it("answers one client's find while another's many slow ones wait their turns, and each within its deadline or not at all", async (t) => {
+      // Eight connections: a quarter of them, two, for finds.
+      const store = await PostgresStore.open({ ...options(schema.url), poolSize: 8 })
+      t.after(() => store.close())
+      await store.books.create('tester', { title: 'Quick Find', author: 'Anonymous', year: 2000 })
+      // The page of each of the busy client's finds takes 600 ms on the server, the other's 300.
+      const query = pg.Client.prototype.query
+      t.mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: Parameters<typeof query>) {
+        const { text, values } = args[0] as { text?: string; values?: unknown[] }
+        const run = () => (query as (...a: unknown[]) => unknown).apply(this, args)
+        if (text?.startsWith('SELECT id, title, author, year') !== true) return run()
+        const seconds = values?.includes('%zzslow%') === true ? 0.6 : 0.3
+        return (query as (...a: unknown[]) => unknown).call(this, `SELECT pg_sleep(${seconds})`, run)
+      })
+      const find = (client: string, titleContains: string) => {
+        const started = performance.now()
+        return store.reader
+          .pages(
+            { filter: { titleContains }, order: { relevance: false, keys: [{ field: 'id', descending: false }] }, limit: 10 },
+            { client },
+          )
+          .then(
+            async (pages) => {
+              const found: number[] = []
+              for await (const page of pages) found.push(...page.map(({ book }) => book.id))
+              return { ms: performance.now() - started, found }
+            },
+            (err: unknown) => ({ ms: performance.now() - started, err }),
+          )
+      }
+      const busy = Array.from({ length: 8 }, () => find('busy', 'zzslow'))
+      await sleep(50)
+      const other = await find('other', 'quick')
+      assert.ok('found' in other, `the other client's find failed after ${Math.round(other.ms)} ms`)
+      assert.equal(other.found.length, 1)
+      for (const answer of await Promise.all(busy)) {
+        if ('err' in answer) assert.ok(answer.err instanceof StoreUnavailableError)
+        else assert.ok(answer.ms < SEARCH_DEADLINE_MS + 250, `a find answered after ${Math.round(answer.ms)} ms`)
+      }
+    })
+
     it('returns ids beyond 32 bits as exact JSON numbers', async () => {
       const store = await PostgresStore.open(options(schema.url))
       try {

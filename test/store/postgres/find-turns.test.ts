@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { FindTurns } from '../../../src/store/postgres/find-turns.ts'
+import { StoreUnavailableError } from '../../../src/store/store.ts'
+
+/** Takes a turn for `client` and records, in `order`, when it began, and in `ends`, how to end it. */
+function take(turns: FindTurns, client: string, order: string[], ms = 60_000, ends: (() => void)[] = []) {
+  return turns.take(client, ms).then((end) => {
+    order.push(client)
+    ends.push(end)
+    return end
+  })
+}
+
+test('gives as many turns at once as it has, and the next as one ends', async () => {
+  const turns = new FindTurns(2)
+  const order: string[] = []
+  const first = await take(turns, 'a', order)
+  await take(turns, 'b', order)
+  const third = take(turns, 'c', order)
+  await nextTurn()
+  assert.deepEqual(order, ['a', 'b'])
+  first()
+  first()
+  await third
+  assert.deepEqual(order, ['a', 'b', 'c'])
+  // Ending a turn twice gave one turn, not two.
+  const fourth = take(turns, 'd', order)
+  await nextTurn()
+  assert.deepEqual(order, ['a', 'b', 'c'])
+  ;(await third)()
+  await fourth
+})
+
+test("takes the waiting clients in turn: one client's many finds do not go before another's one", async () => {
+  const turns = new FindTurns(1)
+  const order: string[] = []
+  const ends: (() => void)[] = []
+  await take(turns, 'busy', order, undefined, ends)
+  const waiting = [1, 2, 3].map(() => take(turns, 'busy', order, undefined, ends))
+  const other = take(turns, 'other', order, undefined, ends)
+  for (let i = 0; i < 4; i++) {
+    ends.at(-1)!()
+    await nextTurn()
+  }
+  await Promise.all([...waiting, other])
+  assert.deepEqual(order, ['busy', 'busy', 'other', 'busy', 'busy'])
+})
+
+test('fails a find that has no turn within its deadline, as unavailable, and gives its turn to the next', async () => {
+  const turns = new FindTurns(1)
+  const order: string[] = []
+  const end = await take(turns, 'a', order)
+  const late = take(turns, 'b', order, 20)
+  const next = take(turns, 'c', order)
+  await assert.rejects(late, StoreUnavailableError)
+  end()
+  await next
+  assert.deepEqual(order, ['a', 'c'])
+})
