@@ -139,19 +139,26 @@ export class PostgresReader implements BookReader {
     return step.value
   }
 
-  /** The page of `query` and its count, every statement of both, and the wait for a turn, within the lane's deadline. */
+  /**
+   * The page of `query` and its count beside it, every statement of both and their waits for a turn
+   * within the lane's deadline. Each takes a turn of its own, as each holds a connection at a time:
+   * a find that has its turn then never waits for a connection behind another's count.
+   */
   async #onePage(query: FindQuery, lane: Lane, client: string): Promise<{ found: FoundBook[]; total: number | undefined }> {
     const deadline = performance.now() + lane.deadlineMs
-    const endTurn = lane.turns === undefined ? () => {} : await lane.turns.take(client, lane.deadlineMs)
-    try {
-      const run = (config: pg.QueryConfig) => this.#run(config, lane.pool, deadline)
-      const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
-      const count = async () => first(run, await this.#drive(counting(query.filter, postgresFind), run))
-      const [rows, total] = await Promise.all([page(), query.count === true ? count() : undefined])
-      return { found: foundBooks(rows as unknown as FoundRow[]), total }
-    } finally {
-      endTurn()
+    const inTurn = async <T>(work: () => Promise<T>): Promise<T> => {
+      const endTurn = lane.turns === undefined ? () => {} : await lane.turns.take(client, deadline - performance.now())
+      try {
+        return await work()
+      } finally {
+        endTurn()
+      }
     }
+    const run = (config: pg.QueryConfig) => this.#run(config, lane.pool, deadline)
+    const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
+    const count = async () => first(run, await this.#drive(counting(query.filter, postgresFind), run))
+    const [rows, total] = await Promise.all([inTurn(page), query.count === true ? inTurn(count) : undefined])
+    return { found: foundBooks(rows as unknown as FoundRow[]), total }
   }
 
   /**

@@ -258,6 +258,34 @@ describe('postgres store', () => {
       }
     })
 
+    it("answers one client's find without waiting for a connection behind another's page and count", async (t) => {
+      const store = await PostgresStore.open({ ...options(schema.url), poolSize: 8 })
+      t.after(() => store.close())
+      await store.books.create('tester', { title: 'Swift Answer', author: 'Anonymous', year: 2000 })
+      // The page and the count of each of the busy client's finds take a second each on the server.
+      const query = pg.Client.prototype.query
+      t.mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: Parameters<typeof query>) {
+        const { text = '', values } = args[0] as { text?: string; values?: unknown[] }
+        const run = () => (query as (...a: unknown[]) => unknown).apply(this, args)
+        const slow = text.startsWith('SELECT id, title, author, year') || text.endsWith(' AS total')
+        if (values?.includes('%zzcount%') !== true || !slow) return run()
+        return (query as (...a: unknown[]) => unknown).call(this, 'SELECT pg_sleep(1)', run)
+      })
+      const order = { relevance: false as const, keys: [{ field: 'id' as const, descending: false }] }
+      const busy = Array.from({ length: 4 }, () =>
+        store.reader.pages({ filter: { titleContains: 'zzcount' }, order, limit: 10, count: true }, { client: 'busy' }).catch(() => {}),
+      )
+      await sleep(50)
+      const started = performance.now()
+      const pages = await store.reader.pages({ filter: { titleContains: 'swift answer' }, order, limit: 10 }, { client: 'other' })
+      const ms = performance.now() - started
+      for await (const page of pages) assert.equal(page.length, 1)
+      await Promise.all(busy)
+      // Its turn comes once the first find's page and count have ended, and it has a connection at
+      // once: no find that has a turn holds two connections.
+      assert.ok(ms < 1600, `answered after ${Math.round(ms)} ms`)
+    })
+
     it('returns ids beyond 32 bits as exact JSON numbers', async () => {
       const store = await PostgresStore.open(options(schema.url))
       try {
