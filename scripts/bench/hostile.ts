@@ -8,8 +8,8 @@
  * - The whole list, and the commonest word or letter unpaged and exported, by relevance and sorted
  *   by a key: time to the first byte and to the last.
  * - While one client (127.0.0.1) runs 8 worst-case searches at once, in a loop, another client
- *   (127.0.0.2) reads books by id, one at a time, and asks `/readyz` every 100 ms: the p99 of its
- *   reads, and whether readiness ever failed. The same while dry runs of CSV bodies that cost the
+ *   (127.0.0.2) reads books by id, one at a time, asks for a cheap find every 200 ms, and asks
+ *   `/readyz` every 100 ms: the p99 of its reads and of its finds, and whether readiness ever failed. The same while dry runs of CSV bodies that cost the
  *   most to read are sent, while a 100,000-row import runs, and after it: on SQLite until its books
  *   are in the search indexes, on PostgreSQL for 10 s.
  * - On PostgreSQL, 16 concurrent searches from one address: the other client's reads still all
@@ -130,14 +130,20 @@ interface Bystander {
   readMax: number
   reads: number
   failedReads: number
+  findP99: number
+  finds: number
+  failedFinds: number
   readyFailures: number
   attackerAnswers: number
   attacker503: number
 }
 
+/** A find that costs a few milliseconds on either engine, which the bystander asks for beside its reads. */
+const BYSTANDER_FIND = '/books?author=qx&limit=20'
+
 /**
- * Another client's reads by id and readiness checks, from 127.0.0.2, while `attack` runs; the
- * attack runs until `until` settles.
+ * Another client's reads by id, its own cheap finds and readiness checks, from 127.0.0.2, while
+ * `attack` runs; the attack runs until `until` settles.
  */
 async function whileAttacked(
   service: Service,
@@ -146,16 +152,26 @@ async function whileAttacked(
   what: string,
   attack: (stop: () => boolean) => Promise<{ answers: number; unavailable: number }>,
 ): Promise<Bystander> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 2, localAddress: '127.0.0.2' })
+  const agent = new Agent({ keepAlive: true, maxSockets: 3, localAddress: '127.0.0.2' })
   let stopped = false
   const reads: number[] = []
   let failedReads = 0
+  const finds: number[] = []
+  let failedFinds = 0
   let readyFailures = 0
   const reader = (async () => {
     for (let i = 0; !stopped; i++) {
       const answer = await timed(service, `/book/${ids[i % ids.length]}`, token, agent)
       reads.push(answer.ms)
       if (answer.status !== 200) failedReads++
+    }
+  })()
+  const finder = (async () => {
+    while (!stopped) {
+      const answer = await timed(service, BYSTANDER_FIND, token, agent)
+      finds.push(answer.ms)
+      if (answer.status !== 200) failedFinds++
+      await sleep(200)
     }
   })()
   const ready = (async () => {
@@ -168,7 +184,7 @@ async function whileAttacked(
   await sleep(500)
   const outcome = await attack(() => stopped)
   stopped = true
-  await Promise.all([reader, ready])
+  await Promise.all([reader, finder, ready])
   agent.destroy()
   return {
     what,
@@ -177,6 +193,9 @@ async function whileAttacked(
     readMax: percentile(reads, 100),
     reads: reads.length,
     failedReads,
+    findP99: percentile(finds, 99),
+    finds: finds.length,
+    failedFinds,
     readyFailures,
     attackerAnswers: outcome.answers,
     attacker503: outcome.unavailable,
@@ -342,13 +361,13 @@ function report(results: Result[], books: number): string {
   }
   lines.push(
     '',
-    '| engine | meanwhile | bystander read p99 | max | reads (failed) | readiness failures | attacker answers (503) |',
-    '|---|---|---|---|---|---|---|',
+    `| engine | meanwhile | bystander read p99 | max | reads (failed) | its \`${BYSTANDER_FIND}\` p99 | finds (failed) | readiness failures | attacker answers (503) |`,
+    '|---|---|---|---|---|---|---|---|---|',
   )
   for (const result of results) {
     for (const row of result.bystanders) {
       lines.push(
-        `| ${result.name} | ${row.what} | ${row.readP99.toFixed(1)} ms | ${row.readMax.toFixed(0)} ms | ${row.reads} (${row.failedReads}) | ${row.readyFailures} | ${row.attackerAnswers} (${row.attacker503}) |`,
+        `| ${result.name} | ${row.what} | ${row.readP99.toFixed(1)} ms | ${row.readMax.toFixed(0)} ms | ${row.reads} (${row.failedReads}) | ${row.findP99.toFixed(0)} ms | ${row.finds} (${row.failedFinds}) | ${row.readyFailures} | ${row.attackerAnswers} (${row.attacker503}) |`,
       )
     }
   }
