@@ -14,6 +14,12 @@ export class FairQueue<T> {
     else waiting.push(item)
   }
 
+  /** The item that `shift` would take, left where it is. */
+  peek(): T | undefined {
+    for (const waiting of this.#byClient.values()) if (waiting.length > 0) return waiting[0]
+    return undefined
+  }
+
   /** The oldest item of the client whose turn it is; that client then goes to the back. */
   shift(): T | undefined {
     for (const [client, waiting] of this.#byClient) {

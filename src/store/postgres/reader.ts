@@ -168,7 +168,7 @@ export class PostgresReader implements BookReader {
   async #whole<P>(query: FindQuery, shape: (found: FoundBook[]) => P, asking: string): Promise<BookPages<P>> {
     const { pool, deadlineMs, turns } = this.#finds
     const openBy = performance.now() + deadlineMs
-    const endTurn = turns === undefined ? () => {} : await turns.take(asking, deadlineMs)
+    const endTurn = turns === undefined ? () => {} : await turns.take(asking, deadlineMs, { whole: true })
     let client: pg.PoolClient
     try {
       client = await connectWithin(pool, openBy - performance.now())

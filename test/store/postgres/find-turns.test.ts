@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { setImmediate as nextTurn } from 'node:timers/promises'
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
 import { FindTurns } from '../../../src/store/postgres/find-turns.ts'
 import { StoreUnavailableError } from '../../../src/store/store.ts'
 
@@ -58,4 +58,44 @@ test('fails a find that has no turn within its deadline, as unavailable, and giv
   end()
   await next
   assert.deepEqual(order, ['a', 'c'])
+})
+
+test('keeps one turn for pages: whole reads, however slowly their clients read, hold the others', async () => {
+  const turns = new FindTurns(3)
+  const order: string[] = []
+  const first = await turns.take('slow', 60_000, { whole: true })
+  await turns.take('slow', 60_000, { whole: true })
+  const third = turns.take('slow', 60_000, { whole: true }).then((end) => (order.push('whole'), end))
+  await nextTurn()
+  assert.deepEqual(order, [])
+  await take(turns, 'other', order)
+  first()
+  await third
+  assert.deepEqual(order, ['other', 'whole'])
+})
+
+test('gives a free turn to whichever came first of the next page and the next whole read', async () => {
+  const turns = new FindTurns(2)
+  const order: string[] = []
+  const ends: (() => void)[] = []
+  await take(turns, 'a', order, undefined, ends)
+  await take(turns, 'b', order, undefined, ends)
+  const whole = turns.take('c', 60_000, { whole: true }).then((end) => (order.push('c whole'), end))
+  await sleep(5)
+  const page = take(turns, 'd', order)
+  ends[0]!()
+  await whole
+  ends[1]!()
+  await page
+  assert.deepEqual(order, ['a', 'b', 'c whole', 'd'])
+})
+
+test('with a single turn, lets a whole read take it', async () => {
+  const turns = new FindTurns(1)
+  const end = await turns.take('only', 60_000, { whole: true })
+  const order: string[] = []
+  const page = take(turns, 'other', order)
+  end()
+  await page
+  assert.deepEqual(order, ['other'])
 })

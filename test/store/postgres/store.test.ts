@@ -286,6 +286,34 @@ describe('postgres store', () => {
       assert.ok(ms < 1600, `answered after ${Math.round(ms)} ms`)
     })
 
+    it('keeps a connection for pages while whole reads that their client does not read hold the others', async (t) => {
+      const store = await PostgresStore.open({ ...options(schema.url), poolSize: 8 })
+      t.after(() => store.close())
+      const books = Array.from({ length: 30 }, (_, i) => ({ title: `Held Open ${i}`, author: 'Anonymous', year: 2000 }))
+      await store.transaction(({ books: repository }) => repository.createMany('tester', books))
+      const order = { relevance: false as const, keys: [{ field: 'id' as const, descending: false }] }
+      const whole = () => store.reader.pages({ filter: { titleContains: 'held open' }, order, limit: 5 }, { whole: true, client: 'slow' })
+      // Two finds' connections: the first whole read holds one for as long as it is not read.
+      const held = await whole()
+      const second = whole()
+      second.catch(() => {})
+      try {
+        const started = performance.now()
+        const pages = await store.reader.pages({ filter: { titleContains: 'held open 29' }, order, limit: 5 }, { client: 'other' })
+        const ms = performance.now() - started
+        for await (const page of pages) assert.equal(page.length, 1)
+        assert.ok(ms < SEARCH_DEADLINE_MS / 2, `answered after ${Math.round(ms)} ms`)
+        await assert.rejects(second, StoreUnavailableError)
+      } finally {
+        // A read left open keeps its connection, and the store's closing waits for it.
+        await held.close()
+        await second.then(
+          (pages) => pages.close(),
+          () => {},
+        )
+      }
+    })
+
     it('returns ids beyond 32 bits as exact JSON numbers', async () => {
       const store = await PostgresStore.open(options(schema.url))
       try {
