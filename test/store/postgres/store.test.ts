@@ -16,6 +16,24 @@ import { closedPort } from '../../support/closed-port.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
+/** How the statement of a page of books begins (findStatement), its planning's statements aside. */
+const PAGE = 'SELECT id, title, author, year'
+
+/**
+ * Holds up each statement for which `seconds` gives a number that long on the server, by
+ * `pg_sleep` on its connection first: a find made as slow as a test needs, where it runs.
+ */
+function delayStatements(t: TestContext, seconds: (text: string, values: unknown[] | undefined) => number | undefined) {
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown
+  t.mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string; values?: unknown[] }
+    const { text = '', values } = typeof config === 'string' ? { text: config } : config
+    const delay = seconds(text, values)
+    const run = () => query.apply(this, args)
+    return delay === undefined ? run() : query.call(this, `SELECT pg_sleep(${delay})`, run)
+  })
+}
+
 function options(url: string): PostgresOptions {
   return { url, poolSize: 2, connectTimeoutMs: 1000, queryTimeoutMs: 2000 }
 }
@@ -173,15 +191,11 @@ describe('postgres store', () => {
       }))
       const ids = await store.transaction(({ books: repository }) => repository.createMany('tester', books))
       const stored = books.map((book, i) => ({ ...book, id: ids[i]!, revision: 1 }))
-      const query = pg.Client.prototype.query
       let held = false
-      t.mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: Parameters<typeof query>) {
-        const config = args[0] as unknown
-        const text = typeof config === 'string' ? config : (config as { text?: string }).text
-        const run = () => (query as (...a: unknown[]) => unknown).apply(this, args)
-        if (held || text?.startsWith('FETCH') !== true) return run()
+      delayStatements(t, (text) => {
+        if (held || !text.startsWith('FETCH')) return undefined
         held = true
-        return (query as (...a: unknown[]) => unknown).call(this, `SELECT pg_sleep(${seconds})`, run)
+        return seconds
       })
       const pages = await store.reader.pages({ filter: { words: ['the', 'rank'] }, order: { relevance: true }, limit: 10 }, { whole: true })
       return { pages, expected: expectedIds(stored, { q: 'the rank' }) }
@@ -223,14 +237,7 @@ describe('postgres store', () => {
       t.after(() => store.close())
       await store.books.create('tester', { title: 'Quick Find', author: 'Anonymous', year: 2000 })
       // The page of each of the busy client's finds takes 600 ms on the server, the other's 300.
-      const query = pg.Client.prototype.query
-      t.mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: Parameters<typeof query>) {
-        const { text, values } = args[0] as { text?: string; values?: unknown[] }
-        const run = () => (query as (...a: unknown[]) => unknown).apply(this, args)
-        if (text?.startsWith('SELECT id, title, author, year') !== true) return run()
-        const seconds = values?.includes('%zzslow%') === true ? 0.6 : 0.3
-        return (query as (...a: unknown[]) => unknown).call(this, `SELECT pg_sleep(${seconds})`, run)
-      })
+      delayStatements(t, (text, values) => (text.startsWith(PAGE) ? (values?.includes('%zzslow%') === true ? 0.6 : 0.3) : undefined))
       const find = (client: string, titleContains: string) => {
         const started = performance.now()
         return store.reader
@@ -263,14 +270,9 @@ describe('postgres store', () => {
       t.after(() => store.close())
       await store.books.create('tester', { title: 'Swift Answer', author: 'Anonymous', year: 2000 })
       // The page and the count of each of the busy client's finds take a second each on the server.
-      const query = pg.Client.prototype.query
-      t.mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: Parameters<typeof query>) {
-        const { text = '', values } = args[0] as { text?: string; values?: unknown[] }
-        const run = () => (query as (...a: unknown[]) => unknown).apply(this, args)
-        const slow = text.startsWith('SELECT id, title, author, year') || text.endsWith(' AS total')
-        if (values?.includes('%zzcount%') !== true || !slow) return run()
-        return (query as (...a: unknown[]) => unknown).call(this, 'SELECT pg_sleep(1)', run)
-      })
+      delayStatements(t, (text, values) =>
+        values?.includes('%zzcount%') === true && (text.startsWith(PAGE) || text.endsWith(' AS total')) ? 1 : undefined,
+      )
       const order = { relevance: false as const, keys: [{ field: 'id' as const, descending: false }] }
       const busy = Array.from({ length: 4 }, () =>
         store.reader.pages({ filter: { titleContains: 'zzcount' }, order, limit: 10, count: true }, { client: 'busy' }).catch(() => {}),
