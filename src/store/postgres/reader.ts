@@ -70,11 +70,11 @@ function onePage<P>(read: { total: number | undefined; changeSeq?: number }, pag
  * of reads by id instead, and a whole one is one statement when its first page is its last.
  */
 export class PostgresReader implements BookReader {
-  readonly #finds: Lane
+  readonly #finds: Required<Lane>
   readonly #bounded: Lane
 
   /** `bounded`: where the reads that cost no more than a page (boundedByPage) run, as reads by id do. */
-  constructor(finds: Lane, bounded: Lane) {
+  constructor(finds: Required<Lane>, bounded: Lane) {
     this.#finds = finds
     this.#bounded = bounded
   }
@@ -168,7 +168,7 @@ export class PostgresReader implements BookReader {
   async #whole<P>(query: FindQuery, shape: (found: FoundBook[]) => P, asking: string): Promise<BookPages<P>> {
     const { pool, deadlineMs, turns } = this.#finds
     const openBy = performance.now() + deadlineMs
-    const endTurn = turns === undefined ? () => {} : await turns.take(asking, deadlineMs, { whole: true })
+    const endTurn = await turns.take(asking, deadlineMs, { whole: true })
     let client: pg.PoolClient
     try {
       client = await connectWithin(pool, openBy - performance.now())
@@ -235,7 +235,7 @@ export class PostgresReader implements BookReader {
       ranking = firstRows !== undefined
       const firstPage =
         firstRows === undefined ? await fetch(openBy - performance.now()) : { page: shape(foundBooks(firstRows)), done: false }
-      return readPages({ total, changeSeq }, firstPage, async () => fetch(), end)
+      return readPages({ total, changeSeq }, firstPage, fetch, end)
     } catch (err) {
       failure = err as Error
       await end()
