@@ -19,6 +19,8 @@ export interface BookFilter {
   yearTo?: number
   /** Only ids greater than this. */
   afterId?: number
+  /** Only ids up to this one: never asked for by a client, only by a store that reads a find in parts. */
+  upToId?: number
 }
 
 /**

@@ -43,7 +43,7 @@ export const postgresFind: FindDialect = {
     complete: [`(SELECT id FROM books WHERE octet_length(title_words) > ${INDEXED_TITLE_BYTES} ORDER BY id LIMIT 1) IS NULL`],
   },
   countedMatches: (words, add, atMost) =>
-    `(SELECT count(*) FROM (SELECT 1 FROM books WHERE ${wordsMatch(words, add)} LIMIT ${add(atMost)}) AS counted)`,
+    `(SELECT count(*) FROM (SELECT 1 FROM books WHERE ${wordsMatch(words, add, {})} LIMIT ${add(atMost)}) AS counted)`,
   position: (haystack, needle) => `strpos(${haystack}, ${needle})`,
   least: (a, b) => `least(${a}, ${b})`,
   // The planner weighs both plans with its statistics.

@@ -8,8 +8,12 @@ import { BLOCK_BITS, candidateBlocks, shortTexts } from './block-grams.ts'
 export interface BookSource {
   /** The condition that picks this part's books, if the part is not every book. */
   where?: string
-  /** The condition "every word begins a word of the book", with values added through `add`. */
-  wordsMatch(words: string[], add: (value: unknown) => string): string
+  /**
+   * The condition "every word begins a word of the book", with values added through `add`; an
+   * engine whose index of words can start and stop at ids may read only those of `ids`, which the
+   * condition on the books' ids checks as well.
+   */
+  wordsMatch(words: string[], add: (value: unknown) => string, ids: IdRange): string
   /** The condition "`needle` is contained in `column`", with values added through `add`. */
   contains(column: 'title_folded' | 'author_folded', needle: string, add: (value: unknown) => string): string
   /** How many of this part's books hold every word, counted faster than from the books themselves. */
@@ -87,11 +91,22 @@ export type FindPlan = 'index' | 'walk' | 'matches'
 
 /**
  * A plan, and whether the first source's books are read only from the blocks that may hold the
- * filter's short text (migration 023): worth it when those are a fraction of the blocks.
+ * filter's short text (migration 023): worth it when those are a fraction of the blocks. By
+ * relevance, how many books of the first source hold the words, up to TIER_COUNTED, when the
+ * planning counted them.
  */
 export interface FindPlanning {
   plan: FindPlan
   narrow: boolean
+  counted?: number
+}
+
+/** The ids a part of a find reads (see splits). */
+export type IdRange = Pick<BookFilter, 'afterId' | 'upToId'>
+
+/** Whether `filter` holds words and nothing else. */
+function wordsAlone(filter: BookFilter): boolean {
+  return Object.entries(filter).every(([name, value]) => name === 'words' || value === undefined)
 }
 
 /** Blocks few enough that reading their books whole costs less than a probe (about 0.3 ms each). */
@@ -140,7 +155,7 @@ function tierOf(query: FindQuery): { words: string[]; floor: number; after?: Pos
   const { filter, order, after } = query
   const words = filter.words
   if (!order.relevance || words === undefined || words.length === 0) return undefined
-  if (!Object.entries(filter).every(([name, value]) => name === 'words' || value === undefined)) return undefined
+  if (!wordsAlone(filter)) return undefined
   const floor = ((words.length * 256 + 255) * 128 + words.length) * 512
   if (after === undefined) return { words, floor }
   const [score, id] = after as [number, number]
@@ -178,13 +193,29 @@ export function* planning(query: FindQuery, dialect: FindDialect, { whole = fals
   let counted: number | undefined
   if (query.order.relevance) {
     counted = yield countStatement(query.filter, dialect, { upTo: true })
-    if (fewMatches(query, counted)) return { plan: 'index', narrow: false }
+    if (fewMatches(query, counted)) return { plan: 'index', narrow: false, counted }
   }
   const held = blocksStatement(query.filter, dialect)
   const blocks = held === undefined ? undefined : yield held
   if (blocks !== undefined && blocks <= FEW_BLOCKS) return { plan: 'matches', narrow: true }
   const found = yield probeStatement(query, dialect, counted)
-  return { plan: planFrom(query, found), narrow: blocks !== undefined && blocks <= NARROWED_MOST }
+  return {
+    plan: planFrom(query, found),
+    narrow: blocks !== undefined && blocks <= NARROWED_MOST,
+    ...(counted === undefined ? {} : { counted }),
+  }
+}
+
+/**
+ * Whether a page of `query`, planned as `planned`, ranks at least TIER_COUNTED books by relevance:
+ * enough that ranking them in parts by ranges of ids, each part's best page merged with the
+ * others', answers sooner where the parts run at once. Each part ranks only its own books, and
+ * nothing else of the find's cost is read twice. The statements to run on the way, as for planning.
+ */
+export function* splits(query: FindQuery, dialect: FindDialect, planned: FindPlanning): Generator<Statement, boolean, number> {
+  if (!query.order.relevance || planned.plan !== 'index' || !wordsAlone(query.filter)) return false
+  const counted = planned.counted ?? (yield countStatement(query.filter, dialect, { upTo: true }))
+  return counted >= TIER_COUNTED
 }
 
 /** How to count the books of `filter`: the statements to run on the way, as for planning, then the count's. */
@@ -241,7 +272,7 @@ function conditions(
 /** The filter's conditions, without the source's own. */
 function filterConditions(filter: BookFilter, source: BookSource, add: (value: unknown) => string, year = 'year'): string[] {
   const where: string[] = []
-  if (filter.words !== undefined && filter.words.length > 0) where.push(source.wordsMatch(filter.words, add))
+  if (filter.words !== undefined && filter.words.length > 0) where.push(source.wordsMatch(filter.words, add, filter))
   for (const [column, needle] of [
     ['title_folded', filter.titleContains],
     ['author_folded', filter.authorContains],
@@ -253,6 +284,7 @@ function filterConditions(filter: BookFilter, source: BookSource, add: (value: u
   if (filter.yearFrom !== undefined) where.push(`${year} >= ${add(filter.yearFrom)}`)
   if (filter.yearTo !== undefined) where.push(`${year} <= ${add(filter.yearTo)}`)
   if (filter.afterId !== undefined) where.push(`id > ${add(filter.afterId)}`)
+  if (filter.upToId !== undefined) where.push(`id <= ${add(filter.upToId)}`)
   return where
 }
 
@@ -468,9 +500,8 @@ function countStatement(
 ): Statement {
   const { values, add } = collect(dialect)
   if (upTo) return { text: `SELECT ${dialect.countedMatches(filter.words ?? [], add, TIER_COUNTED)} AS total`, values }
-  const wordsOnly = Object.entries(filter).every(([name, value]) => name === 'words' || value === undefined)
   const counts = dialect.sources.map((source, i) =>
-    wordsOnly && filter.words !== undefined && source.countWords !== undefined
+    wordsAlone(filter) && filter.words !== undefined && source.countWords !== undefined
       ? source.countWords(filter.words, add)
       : `(SELECT count(*) FROM ${i === 0 && narrow ? narrowed(filter, dialect, add) : 'books'}${whereClause(conditions(filter, dialect, source, add))})`,
   )

@@ -4,11 +4,13 @@ import {
   counting,
   findStatement,
   planning,
+  splits,
   WALKED,
   type BookSource,
   type FindDialect,
   type FindPlanning,
   type FoundRow,
+  type IdRange,
   type Statement,
 } from '../sql/find.ts'
 import { isGram } from '../sql/block-grams.ts'
@@ -41,9 +43,12 @@ const holdsWords = (words: string[], add: (value: unknown) => string) =>
  */
 const indexed: BookSource = {
   where: 'indexed = 1',
-  wordsMatch: (words, add) => {
+  // FTS5 starts and stops at the ids of a part: otherwise every part would read every match's id.
+  wordsMatch: (words, add, { afterId, upToId }) => {
     const match = add(wordsQuery(words))
-    return `id IN (SELECT rowid FROM books_words WHERE books_words MATCH ${match})`
+    const after = afterId === undefined ? '' : ` AND rowid > ${add(afterId)}`
+    const upTo = upToId === undefined ? '' : ` AND rowid <= ${add(upToId)}`
+    return `id IN (SELECT rowid FROM books_words WHERE books_words MATCH ${match}${after}${upTo})`
   },
   contains: (column, needle, add) => {
     const found = contained(column, needle, add)
@@ -138,6 +143,18 @@ export class SqliteFinder {
   /** The page `query` asks for. */
   page(query: FindQuery): FoundRow[] {
     return this.#page(query, this.#plan(query))
+  }
+
+  /**
+   * The page `query` asks for; or, when that page would rank many matches (see splits) and may be
+   * read in `parts` parts, the ranges of ids to read it in instead, each about as many ids.
+   */
+  pageOrParts(query: FindQuery, parts: number): { rows: FoundRow[] } | { parts: IdRange[] } {
+    const plan = this.#plan(query)
+    if (parts < 2 || !this.#drive(splits(query, sqliteFind, plan))) return { rows: this.#page(query, plan) }
+    const newest = this.#first({ text: 'SELECT coalesce(max(id), 0) FROM books', values: [] })
+    const bounds = Array.from({ length: parts - 1 }, (_, i) => Math.floor((newest * (i + 1)) / parts))
+    return { parts: [undefined, ...bounds].map((afterId, i) => ({ afterId, upToId: bounds[i] })) }
   }
 
   #page(query: FindQuery, plan: FindPlanning): FoundRow[] {

@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite'
 import type { FindQuery, Position } from '../../books/find.ts'
-import { walksIds, type FoundRow } from '../sql/find.ts'
+import { walksIds, type FoundRow, type IdRange } from '../sql/find.ts'
 import { SqliteFinder } from './find.ts'
 
 /** A read asked of a reader: the query, whether all its pages are wanted, and in which form. */
@@ -10,6 +10,8 @@ export interface ReadRequest {
   json: boolean
   /** Only how many books match: the count of a page, run beside the page on another thread. */
   countOnly?: boolean
+  /** Into how many parts a page that ranks many matches may be split, each read on a thread of its own (see splits). */
+  parts?: number
 }
 
 /** A page as a reader gives it: rows, or the JSON text of the books' array with where it ends. */
@@ -24,6 +26,8 @@ export interface StepAnswer {
   done: boolean
   total?: number
   changeSeq?: number
+  /** Instead of the page, which was not read: the ranges of ids to read it in, one part each. */
+  parts?: IdRange[]
 }
 
 /** The step ran out of its time: the statement was stopped from inside, and the read is over. */
@@ -74,7 +78,7 @@ function pagedByKeys({ filter, order }: FindQuery): boolean {
   return !order.relevance && Object.entries(filter).every(([name, value]) => name === 'afterId' || value === undefined)
 }
 
-function pageOf(rows: FoundRow[], json: boolean): PageAnswer {
+export function pageOf(rows: FoundRow[], json: boolean): PageAnswer {
   if (!json) return { rows }
   const last = rows.at(-1)
   return { json: booksJson(rows), size: rows.length, last: last?.slice(4) }
@@ -176,15 +180,16 @@ export class ReaderCore {
     }
   }
 
-  #onePage({ query, json }: ReadRequest): StepAnswer {
+  #onePage({ query, json, parts = 1 }: ReadRequest): StepAnswer {
     const db = this.#connections.pages
     // The page and its count from one snapshot, when both are asked for.
     const both = query.count === true && this.#connections.snapshots
     if (both) db.exec('BEGIN')
     try {
-      const rows = this.#finder.page(query)
+      const read = this.#finder.pageOrParts(query, parts)
+      if ('parts' in read) return { page: pageOf([], json), done: true, parts: read.parts }
       const total = query.count === true ? this.#finder.count(query.filter) : undefined
-      return { page: pageOf(rows, json), done: true, ...(total === undefined ? {} : { total }) }
+      return { page: pageOf(read.rows, json), done: true, ...(total === undefined ? {} : { total }) }
     } finally {
       if (both && db.isTransaction) db.exec('COMMIT')
     }

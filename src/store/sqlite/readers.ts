@@ -2,15 +2,20 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
 import type { FindQuery, FoundBook } from '../../books/find.ts'
 import { FairQueue } from '../fair-queue.ts'
-import { boundedByPage, foundBooks, QUICK_FIRST_PAGE } from '../sql/find.ts'
+import { boundedByPage, foundBooks, QUICK_FIRST_PAGE, type IdRange } from '../sql/find.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { StoreUnavailableError, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
-import { ReadDeadlineError, type ReaderCore, type ReadRequest, type StepAnswer } from './reader-core.ts'
+import { pageOf, ReadDeadlineError, type ReaderCore, type ReadRequest, type StepAnswer } from './reader-core.ts'
 import type { WorkerData, WorkerFailure, WorkerMessage } from './reader-worker.ts'
 
 /** Where the steps of reads run: worker threads, or this thread for an in-memory database. */
 interface StepRunner {
-  start(id: number, request: ReadRequest, client: string): Promise<StepAnswer>
+  /** How many steps it runs at once. */
+  readonly threads: number
+  /** How long a step may take, waiting for its turn included. */
+  readonly deadlineMs: number
+  /** Starts read `id`; by `deadline` (on performance.now()'s clock) when given, as for a part of a find already under way. */
+  start(id: number, request: ReadRequest, client: string, deadline?: number): Promise<StepAnswer>
   next(id: number, client: string): Promise<StepAnswer>
   close(id: number): void
   end(): Promise<void>
@@ -85,14 +90,43 @@ class Reader implements BookReader {
     }
     const runner = this.#runner
     const id = this.#nextId++
+    const deadline = performance.now() + runner.deadlineMs
     // A page's count runs beside it, on another thread when one is free: either may read every book.
     const counted =
       !whole && query.count === true ? runner.start(this.#nextId++, { query, whole, json, countOnly: true }, client) : undefined
+    const parts = whole ? undefined : runner.threads
     const [first, count] = await Promise.all([
-      runner.start(id, { query: counted ? { ...query, count: false } : query, whole, json }, client),
+      runner.start(id, { query: counted ? { ...query, count: false } : query, whole, json, parts }, client, deadline),
       counted,
     ])
-    return pagesOf(runner, id, client, first, count?.total ?? first.total)
+    const read = first.parts === undefined ? first : await this.#inParts(runner, query, first.parts, { json, client, deadline })
+    return pagesOf(runner, id, client, read, count?.total ?? first.total)
+  }
+
+  /**
+   * The page of `query` read in parts, one per range of ids, at once: the best books of each, merged
+   * by relevance, the one order that a find splits (see splits).
+   */
+  async #inParts(
+    runner: StepRunner,
+    query: FindQuery,
+    ranges: IdRange[],
+    { json, client, deadline }: { json: boolean; client: string; deadline: number },
+  ): Promise<StepAnswer> {
+    const parts = await Promise.all(
+      ranges.map((ids) =>
+        runner.start(
+          this.#nextId++,
+          { query: { ...query, filter: { ...query.filter, ...ids }, count: false }, whole: false, json: false },
+          client,
+          deadline,
+        ),
+      ),
+    )
+    const rows = parts.flatMap(({ page }) => ('rows' in page ? page.rows : []))
+    // Higher relevance first, then lower id.
+    rows.sort((a, b) => (b[4] as number) - (a[4] as number) || (a[5] as number) - (b[5] as number))
+    return { page: pageOf(rows.slice(0, query.limit), json), done: true }
   }
 
   /** The pages of a read bounded by its page, read by `quick` when this turn allows it and its first page is its last. */
@@ -158,26 +192,26 @@ const GIVE_UP_AFTER_MS = 500
  */
 class WorkerRunner implements StepRunner {
   readonly #data: WorkerData
-  readonly #count: number
-  readonly #deadlineMs: number
+  readonly threads: number
+  readonly deadlineMs: number
   readonly #slots: Slot[] = []
   readonly #pinned = new Map<number, Slot>()
 
   constructor(data: WorkerData, count: number, deadlineMs: number) {
     this.#data = data
-    this.#count = count
-    this.#deadlineMs = deadlineMs
+    this.threads = count
+    this.deadlineMs = deadlineMs
     // Started now, not on the first read: a thread takes a few hundred milliseconds to start.
     this.#workers()
   }
 
-  start(id: number, request: ReadRequest, client: string): Promise<StepAnswer> {
+  start(id: number, request: ReadRequest, client: string, deadline?: number): Promise<StepAnswer> {
     // The worker with the fewest reads pinned to it and steps waiting.
     const slots = this.#workers()
     const slot = slots.reduce((best, slot) => (load(slot) < load(best) ? slot : best))
     this.#pinned.set(id, slot)
     slot.reads++
-    return this.#step(slot, client, { kind: 'start', id, request, budgetMs: 0 })
+    return this.#step(slot, client, { kind: 'start', id, request, budgetMs: 0 }, deadline)
   }
 
   next(id: number, client: string): Promise<StepAnswer> {
@@ -206,7 +240,7 @@ class WorkerRunner implements StepRunner {
 
   /** The workers, and new ones in place of any that died. */
   #workers(): Slot[] {
-    while (this.#slots.length < this.#count) this.#slots.push(this.#spawn())
+    while (this.#slots.length < this.threads) this.#slots.push(this.#spawn())
     return this.#slots
   }
 
@@ -238,14 +272,14 @@ class WorkerRunner implements StepRunner {
   }
 
   #error(failure: WorkerFailure): Error {
-    if (failure.deadline) return outOfTime(this.#deadlineMs)
+    if (failure.deadline) return outOfTime(this.deadlineMs)
     const err = Object.assign(new Error(failure.message), failure.errcode === undefined ? {} : { errcode: failure.errcode })
     return classifyRead(err)
   }
 
-  #step(slot: Slot, client: string, message: Step['message']): Promise<StepAnswer> {
+  #step(slot: Slot, client: string, message: Step['message'], deadline = performance.now() + this.deadlineMs): Promise<StepAnswer> {
     return new Promise((resolve, reject) => {
-      slot.queue.push(client, { message, deadline: performance.now() + this.#deadlineMs, resolve, reject })
+      slot.queue.push(client, { message, deadline, resolve, reject })
       this.#dispatch(slot)
     })
   }
@@ -271,12 +305,12 @@ class WorkerRunner implements StepRunner {
         // Never sent: it would only have run out of time in the worker.
         if (step.message.kind === 'next') this.close(step.message.id)
         else this.#unpin(step.message.id)
-        step.reject(outOfTime(this.#deadlineMs))
+        step.reject(outOfTime(this.deadlineMs))
         continue
       }
       slot.running = step
       slot.worker.ref()
-      slot.timer = setTimeout(() => step.reject(outOfTime(this.#deadlineMs)), budgetMs + GIVE_UP_AFTER_MS)
+      slot.timer = setTimeout(() => step.reject(outOfTime(this.deadlineMs)), budgetMs + GIVE_UP_AFTER_MS)
       slot.worker.postMessage({ ...step.message, budgetMs } satisfies WorkerMessage)
       return
     }
@@ -299,23 +333,24 @@ function classifyRead(err: Error & { errcode?: number }): Error {
  * between its pages.
  */
 class InProcessRunner implements StepRunner {
+  readonly threads = 1
   readonly #core: ReaderCore
-  readonly #deadlineMs: number
+  readonly deadlineMs: number
   readonly #outside: Outside
 
   constructor(core: ReaderCore, deadlineMs: number, outside: Outside) {
     this.#core = core
-    this.#deadlineMs = deadlineMs
+    this.deadlineMs = deadlineMs
     this.#outside = outside
   }
 
   start(id: number, request: ReadRequest): Promise<StepAnswer> {
-    return this.#outside(() => this.#run(() => this.#core.start(id, request, this.#deadlineMs)))
+    return this.#outside(() => this.#run(() => this.#core.start(id, request, this.deadlineMs)))
   }
 
   async next(id: number): Promise<StepAnswer> {
     await nextTurn()
-    return this.#outside(() => this.#run(() => this.#core.next(id, this.#deadlineMs)))
+    return this.#outside(() => this.#run(() => this.#core.next(id, this.deadlineMs)))
   }
 
   close(id: number): void {
@@ -328,7 +363,7 @@ class InProcessRunner implements StepRunner {
     try {
       return step()
     } catch (err) {
-      if (err instanceof ReadDeadlineError) throw outOfTime(this.#deadlineMs)
+      if (err instanceof ReadDeadlineError) throw outOfTime(this.deadlineMs)
       throw classifyRead(err as Error & { errcode?: number })
     }
   }

@@ -3,14 +3,16 @@ import { execFileSync } from 'node:child_process'
 import { closeSync, openSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
-import { test, type TestContext } from 'node:test'
+import { describe, test, type TestContext } from 'node:test'
+import { setTimeout } from 'node:timers/promises'
 import type { NewBook } from '../../../src/books/book.ts'
 import type { FindQuery } from '../../../src/books/find.ts'
 import { ReaderCore } from '../../../src/store/sqlite/reader-core.ts'
 import { workerReaders } from '../../../src/store/sqlite/readers.ts'
-import type { SqliteOptions } from '../../../src/store/sqlite/store.ts'
+import { SqliteStore, type SqliteOptions } from '../../../src/store/sqlite/store.ts'
 import { StoreUnavailableError, type Store } from '../../../src/store/store.ts'
 import { openSqliteFile } from '../../helpers.ts'
+import { findPage } from '../../support/reads.ts'
 import { removeDirectory, temporaryDirectory } from '../../support/temporary.ts'
 
 const BOOKS = 20_000
@@ -82,4 +84,84 @@ test('a step whose reader thread never answers is given up half a second after i
   )
   const waited = performance.now() - started
   assert.ok(waited >= 500 && waited < 5000, `given up after ${Math.round(waited)} ms`)
+})
+
+describe('a page by relevance that ranks many matches', () => {
+  /**
+   * Books that `the of` matches in different ways (whole words or beginnings, in the title or by
+   * author), three in four of them, with the best of all, the title "The Of", only among the
+   * newest ids.
+   */
+  const book = (i: number): NewBook => {
+    const name = 'abcdefghijklm'.slice(0, (i % 13) + 1)
+    if (i >= 4_500 && i < 4_510) return { title: 'The Of', author: name, year: 2000 }
+    const ways: [string, string][] = [
+      [`The Tale of ${name}`, 'Anon'],
+      [`Of Mice ${name}`, `Theodore ${name}`],
+      [`Theory of ${name}`, 'Anon'],
+      [`Untitled ${name}`, 'Other Author'],
+    ]
+    const [title, author] = ways[i % 4]!
+    return { title, author, year: 2000 }
+  }
+  const byRelevance = (words: string[]): FindQuery => ({ filter: { words }, order: { relevance: true }, limit: 20 })
+
+  async function indexedStore(t: TestContext) {
+    const dir = temporaryDirectory()
+    const path = join(dir, 'books.db')
+    const store = new SqliteStore({ path, readers: 2, readDeadlineMs: 60_000, searchIndexBatch: 1_000 })
+    const peek = new DatabaseSync(path, { readOnly: true, timeout: 10_000 })
+    t.after(async () => {
+      peek.close()
+      await store.close()
+      removeDirectory(dir)
+    })
+    // As an import stores them: the search indexes take them in once the transaction commits.
+    await store.transaction(({ books }) =>
+      books.createMany(
+        'tester',
+        Array.from({ length: 6_000 }, (_, i) => book(i)),
+      ),
+    )
+    const tail = () => peek.prepare('SELECT count(*) AS tail FROM books WHERE indexed IS NULL').get()!.tail as number
+    // The search indexes leave the books of less than a batch in the tail, each checked directly.
+    for (let n = 0; tail() >= 1_000 && n < 1_000; n++) await setTimeout(10)
+    assert.ok(tail() < 1_000, 'the search indexes hold all but the last batch')
+    // A reader of this thread, as the store's threads read, whose pages are never split.
+    const core = new ReaderCore({ pages: peek, open: () => peek, release: () => {}, snapshots: false })
+    return { store, core }
+  }
+
+  test('is read in parts by ranges of ids, one part for each thread that may read it', async (t) => {
+    const { core } = await indexedStore(t)
+    const start = (query: FindQuery, parts?: number) => core.start(1, { query, whole: false, json: false, parts }, 60_000)
+    assert.deepEqual(start(byRelevance(['the', 'of']), 2).parts, [
+      { afterId: undefined, upToId: 3_000 },
+      { afterId: 3_000, upToId: undefined },
+    ])
+    assert.deepEqual(start(byRelevance(['the', 'of']), 3).parts?.length, 3)
+    // Read whole: on one thread, or for too few matches to be worth it.
+    assert.equal(start(byRelevance(['the', 'of'])).parts, undefined)
+    assert.equal(start(byRelevance(['the', 'of', 'a'])).parts, undefined)
+    // The first page of a single common word is found by a walk that reads a page or so.
+    assert.equal(start(byRelevance(['the']), 2).parts, undefined)
+  })
+
+  test('gives, page after page, the books that a read of the whole would', async (t) => {
+    const { store, core } = await indexedStore(t)
+    // Newer books, the best of all among them, which the search indexes may not hold yet.
+    await store.books.createMany('tester', [book(4_500), book(8), book(9)])
+    let query = byRelevance(['the', 'of'])
+    for (let page = 1; page <= 3; page++) {
+      const { found } = await findPage(store, query)
+      const whole = core.start(page, { query, whole: false, json: false }, 60_000).page
+      assert.ok('rows' in whole)
+      assert.deepEqual(
+        found.map(({ book, position }) => [book.id, book.title, book.author, book.year, ...position]),
+        whole.rows,
+        `page ${page}`,
+      )
+      query = { ...query, after: found.at(-1)!.position }
+    }
+  })
 })
