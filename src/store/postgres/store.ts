@@ -406,18 +406,22 @@ export class PostgresStore implements Store {
         keepAlive: true,
         application_name: APPLICATION_NAME,
         types,
+        // Settings of each new connection, made before the pool lends it out, so that no statement
+        // of a request waits in the connection's queue behind them (pg warns of such a queue, and
+        // pg 9 refuses it). A setting the server refuses leaves the connection as it was.
+        // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool waits for the promise (typed as void)
+        onConnect: async (client) => {
+          // Compiling a statement takes tens of milliseconds, which a find of many books reckoned
+          // costly pays on each run and never wins back: its costs are the index's, not expressions'.
+          await client.query('SET jit = off').catch(() => {})
+          // A statement whose connection the service closed stops within a second, rather than at
+          // its deadline: a whole read ended by its client is closed so. PostgreSQL 14 and later.
+          await client.query('SET client_connection_check_interval = 1000').catch(() => {})
+        },
       })
       // An idle connection that breaks (server restart, network cut) is dropped by the pool and
       // reported here; the next operation opens a fresh one, and its failure is what a request sees.
       created.on('error', () => {})
-      // Compiling a statement takes tens of milliseconds, which a find of many books reckoned
-      // costly pays on each run and never wins back: its costs are the index's, not expressions'.
-      created.on('connect', (client) => {
-        void heeding(client, () => client.query('SET jit = off')).catch(() => {})
-        // A statement whose connection the service closed stops within a second, rather than at
-        // its deadline: a whole read ended by its client is closed so. PostgreSQL 14 and later.
-        void heeding(client, () => client.query('SET client_connection_check_interval = 1000')).catch(() => {})
-      })
       return created
     }
     // A pool of one connection cannot be split: finds then share it with everything else.
