@@ -67,12 +67,19 @@ export class PostgresChangeSignals implements ChangeSignals {
         await opened.end().catch(() => {})
         throw err
       }
+      // One question at a time: a silent connection is ended when its question's time is up, and
+      // a statement sent meanwhile would only wait in the client's queue behind it.
+      let asking = false
       const check = setInterval(() => {
         if (stopped) return clearInterval(check)
-        ask('SELECT 1').catch((err: unknown) => {
-          onError(err)
-          void opened.end().catch(() => {})
-        })
+        if (asking) return
+        asking = true
+        ask('SELECT 1')
+          .catch((err: unknown) => {
+            onError(err)
+            void opened.end().catch(() => {})
+          })
+          .finally(() => (asking = false))
       }, checkMs).unref()
       opened.on('end', () => clearInterval(check))
       return opened
