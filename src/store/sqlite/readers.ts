@@ -16,9 +16,16 @@ interface StepRunner {
   readonly deadlineMs: number
   /** Starts read `id`; by `deadline` (on performance.now()'s clock) when given, as for a part of a find already under way. */
   start(id: number, request: ReadRequest, client: string, deadline?: number): Promise<StepAnswer>
-  next(id: number, client: string): Promise<StepAnswer>
+  /** The next page of read `id`; `ranking`: the step that ranks every match after a whole read's first page (see pagesOf). */
+  next(id: number, client: string, options?: { ranking?: boolean }): Promise<StepAnswer>
   close(id: number): void
   end(): Promise<void>
+}
+
+/** How long a step of a read may take, its wait for a turn included; the one that ranks a whole read (see pagesOf), longer. */
+export interface Deadlines {
+  deadlineMs: number
+  rankingDeadlineMs: number
 }
 
 function outOfTime(deadlineMs: number): StoreUnavailableError {
@@ -29,18 +36,27 @@ function step({ page, done }: StepAnswer): PageStep<FoundBook[] | JsonPage> {
   return { page: 'rows' in page ? foundBooks(page.rows) : page, done }
 }
 
-/** The pages of read `id`, whose first step `runner` ran. */
+/**
+ * The pages of read `id`, whose first step `runner` ran. A whole read by relevance gives its first
+ * page as a page is read, by a walk through the top tier when that finds it (see SqliteFinder.rows),
+ * and its second step ranks every match left, as one statement: that step has RANKING_DEADLINE_MS.
+ */
 function pagesOf(
   runner: StepRunner,
   id: number,
   client: string,
   first: StepAnswer,
-  total = first.total,
+  { total = first.total, ranks = false }: { total?: number | undefined; ranks?: boolean } = {},
 ): BookPages<FoundBook[] | JsonPage> {
+  let ranking = ranks
   return readPages(
     { total, changeSeq: first.changeSeq },
     step(first),
-    async () => step(await runner.next(id, client)),
+    async () => {
+      const answer = runner.next(id, client, { ranking })
+      ranking = false
+      return step(await answer)
+    },
     () => runner.close(id),
   )
 }
@@ -100,7 +116,7 @@ class Reader implements BookReader {
       counted,
     ])
     const read = first.parts === undefined ? first : await this.#inParts(runner, query, first.parts, { json, client, deadline })
-    return pagesOf(runner, id, client, read, count?.total ?? first.total)
+    return pagesOf(runner, id, client, read, { total: count?.total ?? first.total, ranks: whole && query.order.relevance })
   }
 
   /**
@@ -165,6 +181,8 @@ class Reader implements BookReader {
 interface Step {
   readonly message: Exclude<WorkerMessage, { kind: 'close' }>
   readonly deadline: number
+  /** How long it was given, for the failure that says it took longer. */
+  readonly allowedMs: number
   readonly resolve: (answer: StepAnswer) => void
   readonly reject: (err: unknown) => void
 }
@@ -194,13 +212,15 @@ class WorkerRunner implements StepRunner {
   readonly #data: WorkerData
   readonly threads: number
   readonly deadlineMs: number
+  readonly #rankingDeadlineMs: number
   readonly #slots: Slot[] = []
   readonly #pinned = new Map<number, Slot>()
 
-  constructor(data: WorkerData, count: number, deadlineMs: number) {
+  constructor(data: WorkerData, count: number, { deadlineMs, rankingDeadlineMs }: Deadlines) {
     this.#data = data
     this.threads = count
     this.deadlineMs = deadlineMs
+    this.#rankingDeadlineMs = rankingDeadlineMs
     // Started now, not on the first read: a thread takes a few hundred milliseconds to start.
     this.#workers()
   }
@@ -214,10 +234,11 @@ class WorkerRunner implements StepRunner {
     return this.#step(slot, client, { kind: 'start', id, request, budgetMs: 0 }, deadline)
   }
 
-  next(id: number, client: string): Promise<StepAnswer> {
+  next(id: number, client: string, { ranking = false }: { ranking?: boolean } = {}): Promise<StepAnswer> {
     const slot = this.#pinned.get(id)
     if (slot === undefined) return Promise.reject(new Error(`No read ${id} is open`))
-    return this.#step(slot, client, { kind: 'next', id, budgetMs: 0 })
+    const allowedMs = ranking ? this.#rankingDeadlineMs : this.deadlineMs
+    return this.#step(slot, client, { kind: 'next', id, budgetMs: 0 }, performance.now() + allowedMs, allowedMs)
   }
 
   close(id: number): void {
@@ -251,7 +272,7 @@ class WorkerRunner implements StepRunner {
       const step = slot.running
       this.#settle(slot)
       if (step !== undefined && step.message.id === id) {
-        if (answer === undefined) step.reject(this.#error(failure!))
+        if (answer === undefined) step.reject(this.#error(failure!, step.allowedMs))
         else step.resolve(answer)
         if (answer?.done !== false) this.#unpin(id)
       }
@@ -271,15 +292,21 @@ class WorkerRunner implements StepRunner {
     return slot
   }
 
-  #error(failure: WorkerFailure): Error {
-    if (failure.deadline) return outOfTime(this.deadlineMs)
+  #error(failure: WorkerFailure, allowedMs: number): Error {
+    if (failure.deadline) return outOfTime(allowedMs)
     const err = Object.assign(new Error(failure.message), failure.errcode === undefined ? {} : { errcode: failure.errcode })
     return classifyRead(err)
   }
 
-  #step(slot: Slot, client: string, message: Step['message'], deadline = performance.now() + this.deadlineMs): Promise<StepAnswer> {
+  #step(
+    slot: Slot,
+    client: string,
+    message: Step['message'],
+    deadline = performance.now() + this.deadlineMs,
+    allowedMs = this.deadlineMs,
+  ): Promise<StepAnswer> {
     return new Promise((resolve, reject) => {
-      slot.queue.push(client, { message, deadline, resolve, reject })
+      slot.queue.push(client, { message, deadline, allowedMs, resolve, reject })
       this.#dispatch(slot)
     })
   }
@@ -305,12 +332,12 @@ class WorkerRunner implements StepRunner {
         // Never sent: it would only have run out of time in the worker.
         if (step.message.kind === 'next') this.close(step.message.id)
         else this.#unpin(step.message.id)
-        step.reject(outOfTime(this.deadlineMs))
+        step.reject(outOfTime(step.allowedMs))
         continue
       }
       slot.running = step
       slot.worker.ref()
-      slot.timer = setTimeout(() => step.reject(outOfTime(this.deadlineMs)), budgetMs + GIVE_UP_AFTER_MS)
+      slot.timer = setTimeout(() => step.reject(outOfTime(step.allowedMs)), budgetMs + GIVE_UP_AFTER_MS)
       slot.worker.postMessage({ ...step.message, budgetMs } satisfies WorkerMessage)
       return
     }
@@ -348,6 +375,7 @@ class InProcessRunner implements StepRunner {
     return this.#outside(() => this.#run(() => this.#core.start(id, request, this.deadlineMs)))
   }
 
+  // Every step here, a whole read's ranking too, keeps a page's deadline: it holds this thread.
   async next(id: number): Promise<StepAnswer> {
     await nextTurn()
     return this.#outside(() => this.#run(() => this.#core.next(id, this.deadlineMs)))
@@ -374,8 +402,13 @@ class InProcessRunner implements StepRunner {
  * thread that reads outside any transaction of the writes, the reads that cost no more than a page:
  * the hop to a thread and back would cost them more than the read itself.
  */
-export function workerReaders(data: WorkerData, count: number, deadlineMs: number, quick: { core: ReaderCore; outside: Outside }): Reader {
-  return new Reader(new WorkerRunner(data, count, deadlineMs), new InProcessRunner(quick.core, deadlineMs, quick.outside))
+export function workerReaders(
+  data: WorkerData,
+  count: number,
+  deadlines: Deadlines,
+  quick: { core: ReaderCore; outside: Outside },
+): Reader {
+  return new Reader(new WorkerRunner(data, count, deadlines), new InProcessRunner(quick.core, deadlines.deadlineMs, quick.outside))
 }
 
 /**

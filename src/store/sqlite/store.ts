@@ -15,6 +15,7 @@ import { setUpWritingConnection } from './writing-connection.ts'
 import { SqliteBlockSummary } from './block-summaries.ts'
 import { BlockSummaries } from '../block-summaries.ts'
 import {
+  RANKING_DEADLINE_MS,
   SEARCH_DEADLINE_MS,
   type AccountRepository,
   type BookReader,
@@ -53,6 +54,8 @@ export interface SqliteOptions {
   readers?: number
   /** How long one step of a read may take, its wait for a turn included; 2 s by default (docs/api.md). */
   readDeadlineMs?: number
+  /** How long the step of a whole read by relevance that ranks every match after its first page may take; 10 s by default. */
+  rankingDeadlineMs?: number
 }
 
 /** Runs a synchronous statement as the store's promise, with its failure classified. */
@@ -664,6 +667,7 @@ export class SqliteStore implements Store {
     searchIndexBatch,
     readers = defaultReaders(),
     readDeadlineMs = SEARCH_DEADLINE_MS,
+    rankingDeadlineMs = RANKING_DEADLINE_MS,
   }: SqliteOptions) {
     const inMemory = path === ':memory:'
     if (!inMemory) createPrivateDatabaseFile(path)
@@ -698,7 +702,7 @@ export class SqliteStore implements Store {
       ? inProcessReader(new ReaderCore({ pages: db, open: () => db, release: () => {}, snapshots: false }), readDeadlineMs, (step) =>
           this.#writes.direct(step),
         )
-      : workerReaders({ path, busyTimeoutMs }, readers, readDeadlineMs, {
+      : workerReaders({ path, busyTimeoutMs }, readers, { deadlineMs: readDeadlineMs, rankingDeadlineMs }, {
           core: new ReaderCore({ pages: this.#lookups, open: () => this.#lookups, release: () => {}, snapshots: false }),
           // A whole read's first step reads the newest change, then the books, from one snapshot.
           outside: (step) => this.#reads.read(step, { together: true }),

@@ -69,7 +69,12 @@ test('a step whose reader thread never answers is given up half a second after i
   execFileSync('mkfifo', [pipe])
   const memory = new DatabaseSync(':memory:')
   const core = new ReaderCore({ pages: memory, open: () => memory, release: () => {}, snapshots: false })
-  const reader = workerReaders({ path: pipe, busyTimeoutMs: 100 }, 1, 100, { core, outside: (step) => Promise.resolve(step()) })
+  const reader = workerReaders(
+    { path: pipe, busyTimeoutMs: 100 },
+    1,
+    { deadlineMs: 100, rankingDeadlineMs: 100 },
+    { core, outside: (step) => Promise.resolve(step()) },
+  )
   t.after(async () => {
     // A writer lets the thread's open return, so that the thread can end.
     closeSync(openSync(pipe, 'w'))
@@ -85,6 +90,28 @@ test('a step whose reader thread never answers is given up half a second after i
   const waited = performance.now() - started
   assert.ok(waited >= 500 && waited < 5000, `given up after ${Math.round(waited)} ms`)
 })
+
+/** A store on a file of `books`, stored as an import stores them, with two reader threads. */
+async function indexedStore(t: TestContext, books: NewBook[], options: Omit<SqliteOptions, 'path'> = {}) {
+  const dir = temporaryDirectory()
+  const path = join(dir, 'books.db')
+  const store = new SqliteStore({ path, readers: 2, readDeadlineMs: 60_000, searchIndexBatch: 1_000, ...options })
+  const peek = new DatabaseSync(path, { readOnly: true, timeout: 10_000 })
+  t.after(async () => {
+    peek.close()
+    await store.close()
+    removeDirectory(dir)
+  })
+  // As an import stores them: the search indexes take them in once the transaction commits.
+  await store.transaction((repositories) => repositories.books.createMany('tester', books))
+  const tail = () => peek.prepare('SELECT count(*) AS tail FROM books WHERE indexed IS NULL').get()!.tail as number
+  // The search indexes leave the books of less than a batch in the tail, each checked directly.
+  for (let n = 0; tail() >= 1_000 && n < 1_000; n++) await setTimeout(10)
+  assert.ok(tail() < 1_000, 'the search indexes hold all but the last batch')
+  // A reader of this thread, as the store's threads read, whose pages are never split.
+  const core = new ReaderCore({ pages: peek, open: () => peek, release: () => {}, snapshots: false })
+  return { store, core }
+}
 
 describe('a page by relevance that ranks many matches', () => {
   /**
@@ -106,34 +133,11 @@ describe('a page by relevance that ranks many matches', () => {
   }
   const byRelevance = (words: string[]): FindQuery => ({ filter: { words }, order: { relevance: true }, limit: 20 })
 
-  async function indexedStore(t: TestContext) {
-    const dir = temporaryDirectory()
-    const path = join(dir, 'books.db')
-    const store = new SqliteStore({ path, readers: 2, readDeadlineMs: 60_000, searchIndexBatch: 1_000 })
-    const peek = new DatabaseSync(path, { readOnly: true, timeout: 10_000 })
-    t.after(async () => {
-      peek.close()
-      await store.close()
-      removeDirectory(dir)
-    })
-    // As an import stores them: the search indexes take them in once the transaction commits.
-    await store.transaction(({ books }) =>
-      books.createMany(
-        'tester',
-        Array.from({ length: 6_000 }, (_, i) => book(i)),
-      ),
-    )
-    const tail = () => peek.prepare('SELECT count(*) AS tail FROM books WHERE indexed IS NULL').get()!.tail as number
-    // The search indexes leave the books of less than a batch in the tail, each checked directly.
-    for (let n = 0; tail() >= 1_000 && n < 1_000; n++) await setTimeout(10)
-    assert.ok(tail() < 1_000, 'the search indexes hold all but the last batch')
-    // A reader of this thread, as the store's threads read, whose pages are never split.
-    const core = new ReaderCore({ pages: peek, open: () => peek, release: () => {}, snapshots: false })
-    return { store, core }
-  }
-
   test('is read in parts by ranges of ids, one part for each thread that may read it', async (t) => {
-    const { core } = await indexedStore(t)
+    const { core } = await indexedStore(
+      t,
+      Array.from({ length: 6_000 }, (_, i) => book(i)),
+    )
     const start = (query: FindQuery, parts?: number) => core.start(1, { query, whole: false, json: false, parts }, 60_000)
     assert.deepEqual(start(byRelevance(['the', 'of']), 2).parts, [
       { afterId: undefined, upToId: 3_000 },
@@ -148,7 +152,10 @@ describe('a page by relevance that ranks many matches', () => {
   })
 
   test('gives, page after page, the books that a read of the whole would', async (t) => {
-    const { store, core } = await indexedStore(t)
+    const { store, core } = await indexedStore(
+      t,
+      Array.from({ length: 6_000 }, (_, i) => book(i)),
+    )
     // Newer books, the best of all among them, which the search indexes may not hold yet.
     await store.books.createMany('tester', [book(4_500), book(8), book(9)])
     let query = byRelevance(['the', 'of'])
@@ -164,4 +171,20 @@ describe('a page by relevance that ranks many matches', () => {
       query = { ...query, after: found.at(-1)!.position }
     }
   })
+})
+
+test('a whole read by relevance ranks every match after its first page within a deadline of its own', async (t) => {
+  // Half the titles begin with "the": a walk through the top tier finds the first page.
+  const books = Array.from({ length: BOOKS }, (_, i) => ({
+    title: i % 2 === 0 ? `The Tale ${i}` : `Tales of the ${i}`,
+    author: 'Anon',
+    year: 2000,
+  }))
+  const theWhole: FindQuery = { filter: { words: ['the'] }, order: { relevance: true }, limit: 100 }
+  // Ranking the others, which reads every match, outlasts a millisecond; the first page has a
+  // page's deadline, here a minute.
+  const { store } = await indexedStore(t, books, { rankingDeadlineMs: 1 })
+  const pages = (await store.reader.pages(theWhole, { whole: true }))[Symbol.asyncIterator]()
+  assert.equal((await pages.next()).value?.length, 100)
+  await assert.rejects(pages.next(), (err) => err instanceof StoreUnavailableError && /longer than 1 ms/.test((err.cause as Error).message))
 })
