@@ -30,7 +30,7 @@ export interface StepAnswer {
   parts?: IdRange[]
 }
 
-/** The step ran out of its time: the statement was stopped from inside, and the read is over. */
+/** The step ran out of its time, or its read was ended: the statement was stopped from inside, and the read is over. */
 export class ReadDeadlineError extends Error {
   constructor() {
     super('The read took longer than it may')
@@ -96,23 +96,27 @@ export class ReaderCore {
   /** Each connection's finder, with the statements it prepared: a connection serves read after read. */
   readonly #finders = new WeakMap<DatabaseSync, SqliteFinder>()
   readonly #open = new Map<number, OpenRead>()
-  /** When the step under way must end, on this thread's clock. */
+  readonly #stopped: (id: number) => boolean
+  /** When the step under way must end, on this thread's clock, and the read it is a step of. */
   #deadline = Infinity
+  #reading = 0
 
-  constructor(connections: ReaderConnections) {
+  /** `stopped`: whether read `id`, whose step is under way, was ended meanwhile by its client. */
+  constructor(connections: ReaderConnections, { stopped = () => false }: { stopped?: (id: number) => boolean } = {}) {
     this.#connections = connections
+    this.#stopped = stopped
     this.#finder = this.#finderOf(connections.pages)
   }
 
   /**
    * The finder of `db`, made at its first read: with it, the function that the find SQL's guard
-   * calls (see find.ts), which fails the statement once the step's time is up.
+   * calls (see find.ts), which fails the statement once the step's time is up, or its read ended.
    */
   #finderOf(db: DatabaseSync): SqliteFinder {
     let finder = this.#finders.get(db)
     if (finder === undefined) {
       db.function('book_in_time', { deterministic: false, directOnly: true }, () => {
-        if (performance.now() > this.#deadline) throw new ReadDeadlineError()
+        if (performance.now() > this.#deadline || this.#stopped(this.#reading)) throw new ReadDeadlineError()
         return 1
       })
       finder = new SqliteFinder(db)
@@ -123,7 +127,7 @@ export class ReaderCore {
 
   /** Starts read `id`: its first page, and the count when the query asks for it. */
   start(id: number, request: ReadRequest, budgetMs: number): StepAnswer {
-    return this.#within(budgetMs, () => {
+    return this.#within(id, budgetMs, () => {
       const { query, whole } = request
       if (request.countOnly === true) return { page: pageOf([], request.json), done: true, total: this.#finder.count(query.filter) }
       if (!whole) return this.#onePage(request)
@@ -156,7 +160,7 @@ export class ReaderCore {
 
   /** The next page of read `id`. */
   next(id: number, budgetMs: number): StepAnswer {
-    return this.#within(budgetMs, () => {
+    return this.#within(id, budgetMs, () => {
       try {
         return this.#next(id)
       } catch (err) {
@@ -229,12 +233,14 @@ export class ReaderCore {
     return { page: pageOf(rows, read.request.json), done }
   }
 
-  #within<T>(budgetMs: number, step: () => T): T {
+  #within<T>(id: number, budgetMs: number, step: () => T): T {
     this.#deadline = performance.now() + budgetMs
+    this.#reading = id
     try {
       return step()
     } finally {
       this.#deadline = Infinity
+      this.#reading = 0
     }
   }
 }

@@ -16,6 +16,15 @@ export interface WorkerData {
   busyTimeoutMs: number
 }
 
+/** What each reader thread is started with: the store's file, and where it learns that a read was ended. */
+export interface ReaderThreadData extends WorkerData {
+  /**
+   * The id of a read that its client ended while one of its steps ran here, written by the
+   * store's thread (as `id | 0`): the step's statement stops at its next check (see ReaderCore).
+   */
+  ended: Int32Array
+}
+
 /**
  * The most of the store's file a reader's connection reads through a memory map (SQLite's
  * `mmap_size`), rather than by a system call for each page into a page cache of its own of 2 MB:
@@ -46,18 +55,21 @@ function failure(err: unknown): WorkerFailure {
  */
 const IDLE_CONNECTIONS = 4
 
-const settings = workerData as WorkerData
+const settings = workerData as ReaderThreadData
 const idle: DatabaseSync[] = []
-const core = new ReaderCore({
-  pages: connect(settings),
-  open: () => idle.pop() ?? connect(settings),
-  release: (db) => {
-    // One whose read could not end its transaction serves no other.
-    if (idle.length < IDLE_CONNECTIONS && !db.isTransaction) idle.push(db)
-    else db.close()
+const core = new ReaderCore(
+  {
+    pages: connect(settings),
+    open: () => idle.pop() ?? connect(settings),
+    release: (db) => {
+      // One whose read could not end its transaction serves no other.
+      if (idle.length < IDLE_CONNECTIONS && !db.isTransaction) idle.push(db)
+      else db.close()
+    },
+    snapshots: true,
   },
-  snapshots: true,
-})
+  { stopped: (id) => Atomics.load(settings.ended, 0) === (id | 0) },
+)
 
 parentPort!.on('message', (message: WorkerMessage) => {
   if (message.kind === 'close') {

@@ -6,7 +6,7 @@ import { boundedByPage, foundBooks, QUICK_FIRST_PAGE, type IdRange } from '../sq
 import { readPages, type PageStep } from '../pages.ts'
 import { StoreUnavailableError, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
 import { pageOf, ReadDeadlineError, type ReaderCore, type ReadRequest, type StepAnswer } from './reader-core.ts'
-import type { WorkerData, WorkerFailure, WorkerMessage } from './reader-worker.ts'
+import type { ReaderThreadData, WorkerData, WorkerFailure, WorkerMessage } from './reader-worker.ts'
 
 /** Where the steps of reads run: worker threads, or this thread for an in-memory database. */
 interface StepRunner {
@@ -196,6 +196,8 @@ interface Slot {
   /** Gives the running step up once it is past its deadline. */
   timer: NodeJS.Timeout | undefined
   reads: number
+  /** Shared with the worker: the read whose running step is to stop (see ReaderThreadData). */
+  ended: Int32Array
 }
 
 /** How long past its deadline a step may answer before it is given up: the worker stops it from inside first. */
@@ -245,6 +247,9 @@ class WorkerRunner implements StepRunner {
     const slot = this.#pinned.get(id)
     if (slot === undefined) return
     this.#unpin(id)
+    // A read ended while its step runs, its client gone, stops that step within a thousand books
+    // or so, rather than when the step is done or out of time.
+    if (slot.running?.message.id === id) Atomics.store(slot.ended, 0, id | 0)
     slot.worker.postMessage({ kind: 'close', id } satisfies WorkerMessage)
   }
 
@@ -266,8 +271,11 @@ class WorkerRunner implements StepRunner {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(new URL('./reader-worker.ts', import.meta.url), { workerData: this.#data })
-    const slot: Slot = { worker, queue: new FairQueue(), running: undefined, timer: undefined, reads: 0 }
+    const ended = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
+    const worker = new Worker(new URL('./reader-worker.ts', import.meta.url), {
+      workerData: { ...this.#data, ended } satisfies ReaderThreadData,
+    })
+    const slot: Slot = { worker, queue: new FairQueue(), running: undefined, timer: undefined, reads: 0, ended }
     worker.on('message', ({ id, answer, failure }: { id: number; answer?: StepAnswer; failure?: WorkerFailure }) => {
       const step = slot.running
       this.#settle(slot)

@@ -702,11 +702,16 @@ export class SqliteStore implements Store {
       ? inProcessReader(new ReaderCore({ pages: db, open: () => db, release: () => {}, snapshots: false }), readDeadlineMs, (step) =>
           this.#writes.direct(step),
         )
-      : workerReaders({ path, busyTimeoutMs }, readers, { deadlineMs: readDeadlineMs, rankingDeadlineMs }, {
-          core: new ReaderCore({ pages: this.#lookups, open: () => this.#lookups, release: () => {}, snapshots: false }),
-          // A whole read's first step reads the newest change, then the books, from one snapshot.
-          outside: (step) => this.#reads.read(step, { together: true }),
-        })
+      : workerReaders(
+          { path, busyTimeoutMs },
+          readers,
+          { deadlineMs: readDeadlineMs, rankingDeadlineMs },
+          {
+            core: new ReaderCore({ pages: this.#lookups, open: () => this.#lookups, release: () => {}, snapshots: false }),
+            // A whole read's first step reads the newest change, then the books, from one snapshot.
+            outside: (step) => this.#reads.read(step, { together: true }),
+          },
+        )
     this.reader = this.#readers
     const batched: Executor = {
       read: (statement) => this.#reads.read(() => statement(lookupSql)),

@@ -173,18 +173,35 @@ describe('a page by relevance that ranks many matches', () => {
   })
 })
 
-test('a whole read by relevance ranks every match after its first page within a deadline of its own', async (t) => {
-  // Half the titles begin with "the": a walk through the top tier finds the first page.
+describe('a whole read by relevance', () => {
+  // Half the titles begin with "the": a walk through the top tier finds the first page, and the
+  // read's second step ranks every other match.
   const books = Array.from({ length: BOOKS }, (_, i) => ({
     title: i % 2 === 0 ? `The Tale ${i}` : `Tales of the ${i}`,
     author: 'Anon',
     year: 2000,
   }))
   const theWhole: FindQuery = { filter: { words: ['the'] }, order: { relevance: true }, limit: 100 }
-  // Ranking the others, which reads every match, outlasts a millisecond; the first page has a
-  // page's deadline, here a minute.
-  const { store } = await indexedStore(t, books, { rankingDeadlineMs: 1 })
-  const pages = (await store.reader.pages(theWhole, { whole: true }))[Symbol.asyncIterator]()
-  assert.equal((await pages.next()).value?.length, 100)
-  await assert.rejects(pages.next(), (err) => err instanceof StoreUnavailableError && /longer than 1 ms/.test((err.cause as Error).message))
+
+  test('ranks every match after its first page within a deadline of its own', async (t) => {
+    // Ranking the others, which reads every match, outlasts a millisecond; the first page has a
+    // page's deadline, here a minute.
+    const { store } = await indexedStore(t, books, { rankingDeadlineMs: 1 })
+    const pages = (await store.reader.pages(theWhole, { whole: true }))[Symbol.asyncIterator]()
+    assert.equal((await pages.next()).value?.length, 100)
+    await assert.rejects(
+      pages.next(),
+      (err) => err instanceof StoreUnavailableError && /longer than 1 ms/.test((err.cause as Error).message),
+    )
+  })
+
+  test('ended by its client while it ranks, stops ranking rather than give the next page', async (t) => {
+    const { store } = await indexedStore(t, books, { rankingDeadlineMs: 60_000 })
+    const pages = (await store.reader.pages(theWhole, { whole: true }))[Symbol.asyncIterator]()
+    assert.equal((await pages.next()).value?.length, 100)
+    const ranking = pages.next()
+    ranking.catch(() => {})
+    await pages.return?.()
+    await assert.rejects(ranking, StoreUnavailableError)
+  })
 })
