@@ -4,6 +4,7 @@ import type { Cursors } from '../books/cursor.ts'
 import { positionShape, type FoundBook, type Position } from '../books/find.ts'
 import { canonicalQuery, findQueryOf, findsBooks, parseBookQuery, type BookQuery, type RawBookQuery } from '../books/list-parameters.ts'
 import { envelope } from '../http/envelope.ts'
+import { clientGone } from '../http/wire/client-gone.ts'
 import { InvalidInput } from '../books/errors.ts'
 import type { BookPages, BookReader, JsonPage } from '../store/store.ts'
 
@@ -97,14 +98,17 @@ export async function listBooks(reader: BookReader, cursors: Cursors, raw: RawBo
   const query = parseBookQuery(raw)
   const after = startOf(query, cursors)
   if (query.limit === undefined) {
-    const pages = await reader.pages({ ...findQueryOf(query, after, LIST_PAGE), count: query.count }, { whole: true, json: true, client })
+    const pages = await reader.pages(
+      { ...findQueryOf(query, after, LIST_PAGE), count: query.count },
+      { whole: true, json: true, client, signal: clientGone(reply) },
+    )
     if (pages.total !== undefined) reply.header('x-total-count', String(pages.total))
     changeSeqOf(reply, pages)
     return sendAll(reply, pages)
   }
   const { limit } = query
   // One more than the page: whether it exists says whether a next page does.
-  const pages = await reader.pages({ ...findQueryOf(query, after, limit + 1), count: query.count }, { client })
+  const pages = await reader.pages({ ...findQueryOf(query, after, limit + 1), count: query.count }, { client, signal: clientGone(reply) })
   let found: FoundBook[] = []
   for await (const page of pages) found = page
   if (pages.total !== undefined) reply.header('x-total-count', String(pages.total))

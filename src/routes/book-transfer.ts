@@ -10,6 +10,7 @@ import { declaredBody } from '../formats/import-format.ts'
 import { importOptionsOf } from '../formats/import-options.ts'
 import { BodySpool, ImportSpool } from '../formats/import-spool.ts'
 import { envelope } from '../http/envelope.ts'
+import { clientGone } from '../http/wire/client-gone.ts'
 import { Refusal } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { failures, IdempotencyKeyHeader, idempotencyFailures, ListQuery } from '../schemas.ts'
@@ -256,7 +257,7 @@ export async function bookTransferRoutes(app: FastifyInstance, { catalogue, read
       // The first page is read before answering, so that an unreachable store is a 503, not a cut file.
       const pages = await reader.pages(
         { ...findQueryOf(query, undefined, EXPORT_PAGE), count: query.count },
-        { whole: true, client: clientKey(request.ip) },
+        { whole: true, client: clientKey(request.ip), signal: clientGone(reply) },
       )
       if (pages.total !== undefined) reply.header('x-total-count', String(pages.total))
       changeSeqOf(reply, pages)

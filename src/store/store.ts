@@ -141,6 +141,11 @@ export interface ReadOptions {
   whole?: boolean
   /** The address of the client asking: clients take turns, so that one cannot crowd out the others. */
   client?: string
+  /**
+   * Aborted once the client has gone before its answer began: the read's first page is not read,
+   * or stops being read, and the read fails. Later pages end when the read is closed.
+   */
+  signal?: AbortSignal
 }
 
 /**
@@ -274,4 +279,9 @@ export class StoreUnavailableError extends Error {
     super('The store is unavailable', { cause })
     this.name = 'StoreUnavailableError'
   }
+}
+
+/** A read ended, by its client's going (ReadOptions.signal) or its own failure, before this step of it was answered. */
+export function readEnded(): StoreUnavailableError {
+  return new StoreUnavailableError(new Error('The read of books was ended before it was answered'))
 }

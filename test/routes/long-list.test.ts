@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { test, type TestContext } from 'node:test'
 import { readPages, type PageStep } from '../../src/store/pages.ts'
-import type { BookReader, JsonPage } from '../../src/store/store.ts'
+import { readEnded, type BookReader, type JsonPage, type ReadOptions } from '../../src/store/store.ts'
 import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { buildTestApp, issueToken, listenOnLoopback, storeWith } from '../helpers.ts'
 
@@ -108,5 +108,34 @@ for (const path of ['/books', '/books/export']) {
     answer()
     // Without an end, the read (and on PostgreSQL its connection) would be held for ever.
     await readEnded
+  })
+}
+
+for (const path of ['/books?limit=10', '/books', '/books/export']) {
+  test(`GET ${path} tells its read when the client has gone before it was answered`, { timeout: 10_000 }, async (t) => {
+    let asked = () => {}
+    let told = () => {}
+    const askedFor = new Promise<void>((resolve) => (asked = resolve))
+    const toldOfIt = new Promise<void>((resolve) => (told = resolve))
+    const reader = {
+      pages: (_query: unknown, { signal }: ReadOptions) => {
+        asked()
+        // The read answers only when it is told its client has gone, and then fails as a read does.
+        return new Promise((_resolve, reject) =>
+          signal?.addEventListener('abort', () => {
+            told()
+            reject(readEnded())
+          }),
+        )
+      },
+    } as unknown as BookReader
+    const { port, token } = await serveWith(t, reader)
+
+    const client = connect({ port, host: '127.0.0.1' })
+    client.on('error', () => {})
+    client.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\n\r\n`)
+    await askedFor
+    client.destroy()
+    await toldOfIt
   })
 }

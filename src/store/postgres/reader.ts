@@ -10,7 +10,7 @@ import {
   type FoundRow,
   type Statement,
 } from '../sql/find.ts'
-import { RANKING_DEADLINE_MS, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
+import { RANKING_DEADLINE_MS, readEnded, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
 import { readPages, type PageStep } from '../pages.ts'
 import { connectWithin, runWithin } from './connections.ts'
 import type { FindTurns } from './find-turns.ts'
@@ -83,11 +83,11 @@ export class PostgresReader implements BookReader {
   pages(query: FindQuery, options: ReadOptions & { json: true }): Promise<BookPages<JsonPage>>
   async pages(
     query: FindQuery,
-    { whole = false, json = false, client = '' }: ReadOptions & { json?: boolean } = {},
+    { whole = false, json = false, client = '', signal }: ReadOptions & { json?: boolean } = {},
   ): Promise<BookPages<FoundBook[] | JsonPage>> {
     const shape = (found: FoundBook[]) => (json ? jsonPage(found) : found)
     if (!whole) {
-      const { found, total } = await this.#onePage(query, boundedByPage(query) ? this.#bounded : this.#finds, client)
+      const { found, total } = await this.#onePage(query, boundedByPage(query) ? this.#bounded : this.#finds, client, signal)
       return onePage({ total }, shape(found))
     }
     if (json && boundedByPage(query)) {
@@ -95,7 +95,7 @@ export class PostgresReader implements BookReader {
       const { page, changeSeq } = await this.#jsonPageWithChange(first)
       if (page.size <= first.limit) return onePage({ total: undefined, changeSeq }, page)
     }
-    return this.#whole(query, shape, client)
+    return this.#whole(query, shape, client, signal)
   }
 
   /**
@@ -144,7 +144,12 @@ export class PostgresReader implements BookReader {
    * within the lane's deadline. Each takes a turn of its own, as each holds a connection at a time:
    * a find that has its turn then never waits for a connection behind another's count.
    */
-  async #onePage(query: FindQuery, lane: Lane, client: string): Promise<{ found: FoundBook[]; total: number | undefined }> {
+  async #onePage(
+    query: FindQuery,
+    lane: Lane,
+    client: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ found: FoundBook[]; total: number | undefined }> {
     const deadline = performance.now() + lane.deadlineMs
     const inTurn = async <T>(work: () => Promise<T>): Promise<T> => {
       const endTurn = lane.turns === undefined ? () => {} : await lane.turns.take(client, deadline - performance.now())
@@ -154,7 +159,9 @@ export class PostgresReader implements BookReader {
         endTurn()
       }
     }
-    const run = (config: pg.QueryConfig) => this.#run(config, lane.pool, deadline)
+    // A statement under way runs on; a find whose client has gone sends no more.
+    const run = (config: pg.QueryConfig) =>
+      signal?.aborted === true ? Promise.reject(readEnded()) : this.#run(config, lane.pool, deadline)
     const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
     const count = async () => first(run, await this.#drive(counting(query.filter, postgresFind), run))
     const [rows, total] = await Promise.all([inTurn(page), query.count === true ? inTurn(count) : undefined])
@@ -165,10 +172,20 @@ export class PostgresReader implements BookReader {
    * Every book of `query`, through a cursor: its first page, the turn and every statement before it
    * included, within the lane's deadline, each page after it within a deadline of its own.
    */
-  async #whole<P>(query: FindQuery, shape: (found: FoundBook[]) => P, asking: string): Promise<BookPages<P>> {
+  async #whole<P>(
+    query: FindQuery,
+    shape: (found: FoundBook[]) => P,
+    asking: string,
+    signal: AbortSignal | undefined,
+  ): Promise<BookPages<P>> {
     const { pool, deadlineMs, turns } = this.#finds
     const openBy = performance.now() + deadlineMs
     const endTurn = await turns.take(asking, deadlineMs, { whole: true })
+    // Its client gone while it waited for its turn: it takes no connection.
+    if (signal?.aborted === true) {
+      endTurn()
+      throw readEnded()
+    }
     let client: pg.PoolClient
     try {
       client = await connectWithin(pool, openBy - performance.now())

@@ -4,7 +4,7 @@ import type { FindQuery, FoundBook } from '../../books/find.ts'
 import { FairQueue } from '../fair-queue.ts'
 import { boundedByPage, foundBooks, QUICK_FIRST_PAGE, type IdRange } from '../sql/find.ts'
 import { readPages, type PageStep } from '../pages.ts'
-import { StoreUnavailableError, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
+import { readEnded, StoreUnavailableError, type BookPages, type BookReader, type JsonPage, type ReadOptions } from '../store.ts'
 import { pageOf, ReadDeadlineError, type ReaderCore, type ReadRequest, type StepAnswer } from './reader-core.ts'
 import type { ReaderThreadData, WorkerData, WorkerFailure, WorkerMessage } from './reader-worker.ts'
 
@@ -98,25 +98,35 @@ class Reader implements BookReader {
   pages(query: FindQuery, options: ReadOptions & { json: true }): Promise<BookPages<JsonPage>>
   async pages(
     query: FindQuery,
-    { whole = false, json = false, client = '' }: ReadOptions & { json?: boolean } = {},
+    { whole = false, json = false, client = '', signal }: ReadOptions & { json?: boolean } = {},
   ): Promise<BookPages<FoundBook[] | JsonPage>> {
+    if (signal?.aborted === true) throw readEnded()
     if (this.#quick !== undefined && boundedByPage(query)) {
       const pages = await this.#quickly(this.#quick, query, { whole, json, client })
       if (pages !== undefined) return pages
     }
     const runner = this.#runner
-    const id = this.#nextId++
     const deadline = performance.now() + runner.deadlineMs
-    // A page's count runs beside it, on another thread when one is free: either may read every book.
-    const counted =
-      !whole && query.count === true ? runner.start(this.#nextId++, { query, whole, json, countOnly: true }, client) : undefined
-    const parts = whole ? undefined : runner.threads
-    const [first, count] = await Promise.all([
-      runner.start(id, { query: counted ? { ...query, count: false } : query, whole, json, parts }, client, deadline),
-      counted,
-    ])
-    const read = first.parts === undefined ? first : await this.#inParts(runner, query, first.parts, { json, client, deadline })
-    return pagesOf(runner, id, client, read, { total: count?.total ?? first.total, ranks: whole && query.order.relevance })
+    // The reads this one starts: a client that goes ends them, which stops what each is running.
+    const begun: number[] = []
+    const start = (request: ReadRequest, by?: number) => {
+      const id = this.#nextId++
+      begun.push(id)
+      return { id, answer: runner.start(id, request, client, by) }
+    }
+    const gone = () => begun.forEach((id) => runner.close(id))
+    signal?.addEventListener('abort', gone)
+    try {
+      // A page's count runs beside it, on another thread when one is free: either may read every book.
+      const counted = !whole && query.count === true ? start({ query, whole, json, countOnly: true }).answer : undefined
+      const parts = whole ? undefined : runner.threads
+      const { id, answer } = start({ query: counted ? { ...query, count: false } : query, whole, json, parts }, deadline)
+      const [first, count] = await Promise.all([answer, counted])
+      const read = first.parts === undefined ? first : await this.#inParts(query, first.parts, { json, start, deadline })
+      return pagesOf(runner, id, client, read, { total: count?.total ?? first.total, ranks: whole && query.order.relevance })
+    } finally {
+      signal?.removeEventListener('abort', gone)
+    }
   }
 
   /**
@@ -124,19 +134,18 @@ class Reader implements BookReader {
    * by relevance, the one order that a find splits (see splits).
    */
   async #inParts(
-    runner: StepRunner,
     query: FindQuery,
     ranges: IdRange[],
-    { json, client, deadline }: { json: boolean; client: string; deadline: number },
+    {
+      json,
+      start,
+      deadline,
+    }: { json: boolean; start: (request: ReadRequest, by: number) => { answer: Promise<StepAnswer> }; deadline: number },
   ): Promise<StepAnswer> {
     const parts = await Promise.all(
-      ranges.map((ids) =>
-        runner.start(
-          this.#nextId++,
-          { query: { ...query, filter: { ...query.filter, ...ids }, count: false }, whole: false, json: false },
-          client,
-          deadline,
-        ),
+      ranges.map(
+        (ids) =>
+          start({ query: { ...query, filter: { ...query.filter, ...ids }, count: false }, whole: false, json: false }, deadline).answer,
       ),
     )
     const rows = parts.flatMap(({ page }) => ('rows' in page ? page.rows : []))
@@ -335,6 +344,11 @@ class WorkerRunner implements StepRunner {
   #dispatch(slot: Slot): void {
     if (slot.running !== undefined) return
     for (let step = slot.queue.shift(); step !== undefined; step = slot.queue.shift()) {
+      // Its read ended while it waited: never sent.
+      if (!this.#pinned.has(step.message.id)) {
+        step.reject(readEnded())
+        continue
+      }
       const budgetMs = step.deadline - performance.now()
       if (budgetMs <= 0) {
         // Never sent: it would only have run out of time in the worker.

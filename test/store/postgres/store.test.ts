@@ -6,7 +6,7 @@ import { loadMigrations } from '../../../src/store/migrations.ts'
 import { findStatement } from '../../../src/store/sql/find.ts'
 import { postgresFind } from '../../../src/store/postgres/find.ts'
 import { PostgresStore, type PostgresOptions } from '../../../src/store/postgres/store.ts'
-import { SEARCH_DEADLINE_MS, StoreUnavailableError } from '../../../src/store/store.ts'
+import { SEARCH_DEADLINE_MS, StoreUnavailableError, type ReadOptions } from '../../../src/store/store.ts'
 import { dune, storeEngines } from '../../helpers.ts'
 import { adminQuery, createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../../support/postgres.ts'
 import { listById } from '../../support/reads.ts'
@@ -261,6 +261,29 @@ describe('postgres store', () => {
         if ('err' in answer) assert.ok(answer.err instanceof StoreUnavailableError)
         else assert.ok(answer.ms < SEARCH_DEADLINE_MS + 250, `a find answered after ${Math.round(answer.ms)} ms`)
       }
+    })
+
+    it('sends no statement of a find whose client went while it waited for its turn', async (t) => {
+      // Eight connections: two for finds, both taken by the busy client's slow pages.
+      const store = await PostgresStore.open({ ...options(schema.url), poolSize: 8 })
+      t.after(() => store.close())
+      const sent: string[] = []
+      onStatements(t, (text, values) => {
+        if (values?.includes('%zzgone%') === true) sent.push(text)
+        return text.startsWith(PAGE) && values?.includes('%zzslow%') === true ? 0.5 : undefined
+      })
+      const order = { relevance: false as const, keys: [{ field: 'id' as const, descending: false }] }
+      const find = (titleContains: string, options: ReadOptions) =>
+        store.reader.pages({ filter: { titleContains }, order, limit: 10 }, options)
+      const busy = [find('zzslow', { client: 'busy' }), find('zzslow', { client: 'busy' })]
+      await sleep(50)
+      const gone = new AbortController()
+      const refused = assert.rejects(find('zzgone', { client: 'other', signal: gone.signal }), StoreUnavailableError)
+      await sleep(50)
+      gone.abort()
+      await Promise.all(busy)
+      await refused
+      assert.deepEqual(sent, [])
     })
 
     it("answers one client's find without waiting for a connection behind another's page and count", async (t) => {

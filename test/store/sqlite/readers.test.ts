@@ -61,6 +61,25 @@ test('a find past the read deadline is stopped and fails as unavailable', async 
   )
 })
 
+test('a find whose client goes stops what it reads, and what waits to be read is never read', async (t) => {
+  const store = await storeOf(t, {})
+  const alone = { ...noTitle, count: false }
+  // Its client gone while the one reader thread reads it: stopped.
+  const running = new AbortController()
+  const reading = store.reader.pages(alone, { client: 'a', signal: running.signal })
+  running.abort()
+  await assert.rejects(reading, StoreUnavailableError)
+  // Its client gone while it waits behind another client's find: never sent to the thread.
+  const first = store.reader.pages(alone, { client: 'a' })
+  const waiting = new AbortController()
+  const waited = store.reader.pages(alone, { client: 'b', signal: waiting.signal })
+  waiting.abort()
+  await assert.rejects(waited, StoreUnavailableError)
+  for await (const page of await first) assert.deepEqual(page, [])
+  // A client already gone starts nothing.
+  await assert.rejects(store.reader.pages(alone, { signal: waiting.signal }), StoreUnavailableError)
+})
+
 test('a step whose reader thread never answers is given up half a second after its deadline', { timeout: 10_000 }, async (t) => {
   // Opening a named pipe to read waits for a writer: the reader's thread is held at its first
   // connection, where no deadline of its own can stop it.
