@@ -9,9 +9,10 @@
  *   by a key: time to the first byte and to the last.
  * - While one client (127.0.0.1) runs 8 worst-case searches at once, in a loop, another client
  *   (127.0.0.2) reads books by id, one at a time, asks for a cheap find every 200 ms, and asks
- *   `/readyz` every 100 ms: the p99 of its reads and of its finds, and whether readiness ever failed. The same while dry runs of CSV bodies that cost the
- *   most to read are sent, while a 100,000-row import runs, and after it: on SQLite until its books
- *   are in the search indexes, on PostgreSQL for 10 s.
+ *   `/readyz` every 100 ms: the p99 of its reads and of its finds, and whether readiness ever
+ *   failed. The same while the first client sends those searches and leaves each 20 ms later,
+ *   while dry runs of CSV bodies that cost the most to read are sent, while a 100,000-row import
+ *   runs, and after it: on SQLite until its books are in the search indexes, on PostgreSQL for 10 s.
  * - On PostgreSQL, 16 concurrent searches from one address: the other client's reads still all
  *   answered.
  *
@@ -20,6 +21,7 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { Agent } from 'node:http'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -223,6 +225,30 @@ function searches(service: Service, token: string, concurrency: number, seconds:
   }
 }
 
+/**
+ * Costly finds from 127.0.0.1, `concurrency` at a time for `seconds`, each connection closed 20 ms
+ * after its request was sent: none is answered, and any that the service runs all the same costs
+ * it the whole find.
+ */
+function abandonedFinds(service: Service, token: string, concurrency: number, seconds: number, paths: string[]) {
+  return async () => {
+    const { hostname, port } = new URL(service.baseUrl)
+    const until = performance.now() + seconds * 1000
+    await Promise.all(
+      Array.from({ length: concurrency }, async (_, n) => {
+        for (let i = n; performance.now() < until; i += concurrency) {
+          const socket = connect({ host: hostname, port: Number(port) })
+          socket.on('error', () => {})
+          socket.write(`GET ${paths[i % paths.length]!} HTTP/1.1\r\nHost: bench\r\nAuthorization: ${token}\r\n\r\n`)
+          await sleep(20)
+          socket.destroy()
+        }
+      }),
+    )
+    return { answers: 0, unavailable: 0 }
+  }
+}
+
 /** A CSV of `rows` generated books. */
 function importBody(rows: number): Buffer {
   let csv = 'title,author,year\n'
@@ -293,6 +319,16 @@ async function engine(
     const bystanders = [
       await whileAttacked(service, token, ids, '8 concurrent worst-case searches, 20 s', searches(service, token, 8, 20, worst)),
     ]
+    options.log(`${name}: a bystander while costly finds are sent and left`)
+    bystanders.push(
+      await whileAttacked(
+        service,
+        token,
+        ids,
+        '8 at a time of costly finds left after 20 ms, 10 s',
+        abandonedFinds(service, token, 8, 10, worst),
+      ),
+    )
     options.log(`${name}: a bystander while CSV bodies that cost the most to read are checked`)
     bystanders.push(await whileAttacked(service, token, ids, 'dry runs of costly CSV bodies, 10 s', costlyImports(service, token, 10)))
     options.log(`${name}: a bystander while a 100,000-row import runs`)
