@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
+import type { Writable } from 'node:stream'
 import { test, type TestContext } from 'node:test'
 import { readPages, type PageStep } from '../../src/store/pages.ts'
 import { readEnded, type BookReader, type JsonPage, type ReadOptions } from '../../src/store/store.ts'
 import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { buildTestApp, issueToken, listenOnLoopback, storeWith } from '../helpers.ts'
+import { logCollector } from '../support/log-collector.ts'
 
 const PAGES = 40
 const PAGE = 1000
@@ -26,10 +28,10 @@ function nextAnswer(socket: Socket): Promise<void> {
 }
 
 /** The service on an in-memory store that reads books through `reader`: its port and a token. */
-async function serveWith(t: TestContext, reader: BookReader) {
+async function serveWith(t: TestContext, reader: BookReader, logStream?: Writable) {
   const real = new SqliteStore({ path: ':memory:' })
   const store = storeWith(real, { reader })
-  const app = await buildTestApp({}, { store })
+  const app = await buildTestApp(logStream ? { logLevel: 'info' } : {}, { store, ...(logStream && { logStream }) })
   t.after(() => app.close())
   return { port: await listenOnLoopback(app), token: await issueToken(app) }
 }
@@ -129,7 +131,8 @@ for (const path of ['/books?limit=10', '/books', '/books/export']) {
         )
       },
     } as unknown as BookReader
-    const { port, token } = await serveWith(t, reader)
+    const log = logCollector()
+    const { port, token } = await serveWith(t, reader, log.stream)
 
     const client = connect({ port, host: '127.0.0.1' })
     client.on('error', () => {})
@@ -137,5 +140,12 @@ for (const path of ['/books?limit=10', '/books', '/books/export']) {
     await askedFor
     client.destroy()
     await toldOfIt
+    // The read's failure reaches no one: it is told, and not logged as an error.
+    const ended = () => log.lines.filter((line) => line.msg === 'request failed' || line.msg === 'request ended: its client went')
+    while (ended().length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.deepEqual(
+      ended().map((line) => [line.level, line.msg]),
+      [[30, 'request ended: its client went']],
+    )
   })
 }

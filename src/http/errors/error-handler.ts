@@ -47,7 +47,9 @@ export const errorEnvelope = fp(
   async (app) => {
     app.setErrorHandler((err: FastifyError, request, reply) => {
       const answer = answerFor(err, request)
-      if (answer.status >= 500) request.log.error({ err }, 'request failed')
+      // A store's read stopped because its client went reaches no one, and says nothing of the service.
+      if (answer.status === 503 && reply.raw.destroyed) request.log.info({ err }, 'request ended: its client went')
+      else if (answer.status >= 500) request.log.error({ err }, 'request failed')
       return sendError(reply, answer)
     })
   },
