@@ -199,11 +199,7 @@ export function* planning(query: FindQuery, dialect: FindDialect, { whole = fals
   const blocks = held === undefined ? undefined : yield held
   if (blocks !== undefined && blocks <= FEW_BLOCKS) return { plan: 'matches', narrow: true }
   const found = yield probeStatement(query, dialect, counted)
-  return {
-    plan: planFrom(query, found),
-    narrow: blocks !== undefined && blocks <= NARROWED_MOST,
-    ...(counted === undefined ? {} : { counted }),
-  }
+  return { plan: planFrom(query, found), narrow: blocks !== undefined && blocks <= NARROWED_MOST, counted }
 }
 
 /**
