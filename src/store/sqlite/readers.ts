@@ -289,7 +289,9 @@ class WorkerRunner implements StepRunner {
       const step = slot.running
       this.#settle(slot)
       if (step !== undefined && step.message.id === id) {
-        if (answer === undefined) step.reject(this.#error(failure!, step.allowedMs))
+        // Stopped from inside because its client ended the read (see close), not for its time.
+        const ended = failure?.deadline === true && !this.#pinned.has(id)
+        if (answer === undefined) step.reject(ended ? readEnded() : this.#error(failure!, step.allowedMs))
         else step.resolve(answer)
         if (answer?.done !== false) this.#unpin(id)
       }
