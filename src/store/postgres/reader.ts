@@ -7,6 +7,7 @@ import {
   foundBooks,
   planning,
   QUICK_FIRST_PAGE,
+  ranksMany,
   type FoundRow,
   type Statement,
 } from '../sql/find.ts'
@@ -15,6 +16,9 @@ import { readPages, type PageStep } from '../pages.ts'
 import { connectWithin, runWithin } from './connections.ts'
 import type { FindTurns } from './find-turns.ts'
 import { postgresFind } from './find.ts'
+
+/** For this transaction, a statement runs in the connection's own process only. */
+const SINGLE_PROCESS = 'SET LOCAL max_parallel_workers_per_gather = 0'
 
 /** Rows as arrays, which pg's typings leave out of QueryConfig. */
 const arrays = (config: pg.QueryConfig): pg.QueryConfig => ({ ...config, rowMode: 'array' }) as pg.QueryConfig
@@ -118,12 +122,21 @@ export class PostgresReader implements BookReader {
     return { page: { json, size: Number(size), last: lastId === null ? undefined : [Number(lastId)] }, changeSeq: Number(last) }
   }
 
-  /** Runs one statement on a connection of `pool`, the wait for it included, by `deadline` (of performance.now()). */
-  async #run(config: pg.QueryConfig, pool: pg.Pool, deadline: number): Promise<pg.QueryResultRow[]> {
+  /**
+   * Runs one statement on a connection of `pool`, the wait for it included, by `deadline` (of
+   * performance.now()); with `alone`, in a transaction of its own without the server's parallel
+   * workers (see #onePage).
+   */
+  async #run(config: pg.QueryConfig, pool: pg.Pool, deadline: number, { alone = false } = {}): Promise<pg.QueryResultRow[]> {
     const client = await connectWithin(pool, deadline - performance.now())
     let failure: Error | undefined
     try {
-      return (await runWithin(client, config, deadline - performance.now())).rows
+      if (!alone) return (await runWithin(client, config, deadline - performance.now())).rows
+      await runWithin(client, { text: 'BEGIN' }, deadline - performance.now())
+      await runWithin(client, { text: SINGLE_PROCESS }, deadline - performance.now())
+      const { rows } = await runWithin(client, config, deadline - performance.now())
+      await runWithin(client, { text: 'COMMIT' }, deadline - performance.now())
+      return rows
     } catch (err) {
       failure = err as Error
       throw err
@@ -160,11 +173,36 @@ export class PostgresReader implements BookReader {
       }
     }
     // A statement under way runs on; a find whose client has gone sends no more.
-    const run = (config: pg.QueryConfig) =>
-      signal?.aborted === true ? Promise.reject(readEnded()) : this.#run(config, lane.pool, deadline)
-    const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
-    const count = async () => first(run, await this.#drive(counting(query.filter, postgresFind), run))
-    const [rows, total] = await Promise.all([inTurn(page), query.count === true ? inTurn(count) : undefined])
+    const run = (config: pg.QueryConfig, options?: { alone?: boolean }) =>
+      signal?.aborted === true ? Promise.reject(readEnded()) : this.#run(config, lane.pool, deadline, options)
+    const count = (alone: boolean) => async () =>
+      first((config) => run(config, { alone }), await this.#drive(counting(query.filter, postgresFind), run))
+    if (query.count !== true || !query.order.relevance) {
+      const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
+      const [rows, total] = await Promise.all([inTurn(page), query.count === true ? inTurn(count(false)) : undefined])
+      return { found: foundBooks(rows as unknown as FoundRow[]), total }
+    }
+    // A page by relevance that ranks many matches (ranksMany) reads the pages of the table that its
+    // count reads. At once, one reads each page from the kernel and the other finds it in the shared
+    // buffers; each then runs in its connection's process alone, as with parallel workers too six
+    // processes shared two cores and both took longer (docs/performance-log.md). The count waits
+    // for the page's planning, which says which it is.
+    const { promise: countHow, resolve: countAs } = Promise.withResolvers<{ alone: boolean } | undefined>()
+    const page = async () => {
+      try {
+        const planned = await this.#drive(planning(query, postgresFind), run)
+        const alone = await this.#drive(ranksMany(query, postgresFind, planned), run)
+        countAs({ alone })
+        return await run(arrays(findStatement(query, postgresFind, planned)), { alone })
+      } finally {
+        // Failed before it was planned: the find fails, and its count is never sent.
+        countAs(undefined)
+      }
+    }
+    const [rows, total] = await Promise.all([
+      inTurn(page),
+      countHow.then((how) => (how === undefined ? undefined : inTurn(count(how.alone)))),
+    ])
     return { found: foundBooks(rows as unknown as FoundRow[]), total }
   }
 

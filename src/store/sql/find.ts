@@ -101,7 +101,7 @@ export interface FindPlanning {
   counted?: number
 }
 
-/** The ids a part of a find reads (see splits). */
+/** The ids a part of a find reads (see ranksMany). */
 export type IdRange = Pick<BookFilter, 'afterId' | 'upToId'>
 
 /** Whether `filter` holds words and nothing else. */
@@ -203,12 +203,14 @@ export function* planning(query: FindQuery, dialect: FindDialect, { whole = fals
 }
 
 /**
- * Whether a page of `query`, planned as `planned`, ranks at least TIER_COUNTED books by relevance:
- * enough that ranking them in parts by ranges of ids, each part's best page merged with the
- * others', answers sooner where the parts run at once. Each part ranks only its own books, and
- * nothing else of the find's cost is read twice. The statements to run on the way, as for planning.
+ * Whether a page of `query`, planned as `planned`, ranks at least TIER_COUNTED books by relevance,
+ * each of them read from the table. Enough that on SQLite ranking them in parts by ranges of ids,
+ * each part's best page merged with the others', answers sooner where the parts run at once: each
+ * part ranks only its own books, and nothing else of the find's cost is read twice. Enough that
+ * on PostgreSQL such a page and its count, which read the same pages of the table, run beside each
+ * other in one process each. The statements to run on the way, as for planning.
  */
-export function* splits(query: FindQuery, dialect: FindDialect, planned: FindPlanning): Generator<Statement, boolean, number> {
+export function* ranksMany(query: FindQuery, dialect: FindDialect, planned: FindPlanning): Generator<Statement, boolean, number> {
   if (!query.order.relevance || planned.plan !== 'index' || !wordsAlone(query.filter)) return false
   const counted = planned.counted ?? (yield countStatement(query.filter, dialect, { upTo: true }))
   return counted >= TIER_COUNTED

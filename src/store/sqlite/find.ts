@@ -4,7 +4,7 @@ import {
   counting,
   findStatement,
   planning,
-  splits,
+  ranksMany,
   WALKED,
   type BookSource,
   type FindDialect,
@@ -146,12 +146,12 @@ export class SqliteFinder {
   }
 
   /**
-   * The page `query` asks for; or, when that page would rank many matches (see splits) and may be
+   * The page `query` asks for; or, when that page would rank many matches (see ranksMany) and may be
    * read in `parts` parts, the ranges of ids to read it in instead, each about as many ids.
    */
   pageOrParts(query: FindQuery, parts: number): { rows: FoundRow[] } | { parts: IdRange[] } {
     const plan = this.#plan(query)
-    if (parts < 2 || !this.#drive(splits(query, sqliteFind, plan))) return { rows: this.#page(query, plan) }
+    if (parts < 2 || !this.#drive(ranksMany(query, sqliteFind, plan))) return { rows: this.#page(query, plan) }
     const newest = this.#first({ text: 'SELECT coalesce(max(id), 0) FROM books', values: [] })
     const bounds = Array.from({ length: parts - 1 }, (_, i) => Math.floor((newest * (i + 1)) / parts))
     return { parts: [undefined, ...bounds].map((afterId, i) => ({ afterId, upToId: bounds[i] })) }

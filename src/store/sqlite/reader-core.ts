@@ -10,7 +10,7 @@ export interface ReadRequest {
   json: boolean
   /** Only how many books match: the count of a page, run beside the page on another thread. */
   countOnly?: boolean
-  /** Into how many parts a page that ranks many matches may be split, each read on a thread of its own (see splits). */
+  /** Into how many parts a page that ranks many matches may be split, each read on a thread of its own (see ranksMany). */
   parts?: number
 }
 

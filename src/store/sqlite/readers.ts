@@ -131,7 +131,7 @@ class Reader implements BookReader {
 
   /**
    * The page of `query` read in parts, one per range of ids, at once: the best books of each, merged
-   * by relevance, the one order that a find splits (see splits).
+   * by relevance, the one order that a find splits (see ranksMany).
    */
   async #inParts(
     query: FindQuery,
