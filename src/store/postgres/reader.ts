@@ -199,10 +199,16 @@ export class PostgresReader implements BookReader {
         countAs(undefined)
       }
     }
-    const [rows, total] = await Promise.all([
-      inTurn(page),
-      countHow.then((how) => (how === undefined ? undefined : inTurn(count(how.alone)))),
-    ])
+    // Its turn is taken with the page's, as for any count, so that the two start together. It comes
+    // after the page's: the page never waits behind a count that waits for it.
+    const counted = async () => {
+      const how = await countHow
+      return how === undefined ? undefined : count(how.alone)()
+    }
+    const paged = inTurn(page)
+    // A page that had no turn was never planned, nor is its count sent.
+    paged.catch(() => countAs(undefined))
+    const [rows, total] = await Promise.all([paged, inTurn(counted)])
     return { found: foundBooks(rows as unknown as FoundRow[]), total }
   }
 
