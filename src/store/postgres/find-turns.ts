@@ -50,11 +50,6 @@ export class FindTurns {
     })
   }
 
-  /** A turn of a page now, if one is free, as `take` gives it; undefined when every turn is taken. */
-  takeFree(): (() => void) | undefined {
-    return this.#free > 0 ? this.#grant(false) : undefined
-  }
-
   #grant(whole: boolean): () => void {
     this.#free--
     if (whole) this.#wholeFree--

@@ -177,7 +177,7 @@ export class PostgresReader implements BookReader {
       signal?.aborted === true ? Promise.reject(readEnded()) : this.#run(config, lane.pool, deadline, options)
     const count = (alone: boolean) => async () =>
       first((config) => run(config, { alone }), await this.#drive(counting(query.filter, postgresFind), run))
-    if (!query.order.relevance) {
+    if (query.count !== true || !query.order.relevance) {
       const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
       const [rows, total] = await Promise.all([inTurn(page), query.count === true ? inTurn(count(false)) : undefined])
       return { found: foundBooks(rows as unknown as FoundRow[]), total }
@@ -185,28 +185,15 @@ export class PostgresReader implements BookReader {
     // A page by relevance that ranks many matches (ranksMany) reads the pages of the table that its
     // count reads. At once, one reads each page from the kernel and the other finds it in the shared
     // buffers; each then runs in its connection's process alone, as with parallel workers too six
-    // processes shared two cores and both took longer, and the page alone with its workers longer
-    // than the two (docs/performance-log.md). The count waits for the page's planning, which says
-    // which it is; not asked for, it is read all the same while a turn is free, and left unsaid.
+    // processes shared two cores and both took longer (docs/performance-log.md). The count waits
+    // for the page's planning, which says which it is.
     const { promise: countHow, resolve: countAs } = Promise.withResolvers<{ alone: boolean } | undefined>()
     const page = async () => {
       try {
         const planned = await this.#drive(planning(query, postgresFind), run)
-        const many = await this.#drive(ranksMany(query, postgresFind, planned), run)
-        const statement = arrays(findStatement(query, postgresFind, planned))
-        if (query.count === true) {
-          countAs({ alone: many })
-          return await run(statement, { alone: many })
-        }
-        const endTurn = many ? (lane.turns === undefined ? () => {} : lane.turns.takeFree()) : undefined
-        if (endTurn === undefined) return await run(statement)
-        try {
-          // The count only reads beside the page: its failure is not the find's.
-          const [rows] = await Promise.all([run(statement, { alone: true }), count(true)().catch(() => undefined)])
-          return rows
-        } finally {
-          endTurn()
-        }
+        const alone = await this.#drive(ranksMany(query, postgresFind, planned), run)
+        countAs({ alone })
+        return await run(arrays(findStatement(query, postgresFind, planned)), { alone })
       } finally {
         // Failed before it was planned: the find fails, and its count is never sent.
         countAs(undefined)
@@ -221,7 +208,7 @@ export class PostgresReader implements BookReader {
     const paged = inTurn(page)
     // A page that had no turn was never planned, nor is its count sent.
     paged.catch(() => countAs(undefined))
-    const [rows, total] = await Promise.all([paged, query.count === true ? inTurn(counted) : undefined])
+    const [rows, total] = await Promise.all([paged, inTurn(counted)])
     return { found: foundBooks(rows as unknown as FoundRow[]), total }
   }
 

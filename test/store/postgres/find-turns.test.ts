@@ -107,19 +107,3 @@ test('with a single turn, lets a whole read take it', async () => {
   await page
   assert.deepEqual(order, ['only whole', 'other'])
 })
-
-test('gives a free turn at once to a read beside another, none when every turn is taken', async () => {
-  const turns = new FindTurns(2)
-  const order: string[] = []
-  await take(turns, 'a', { order })
-  const beside = turns.takeFree()
-  assert.notEqual(beside, undefined)
-  assert.equal(turns.takeFree(), undefined)
-  // Ended, it is a turn like any other: the next waiting read takes it.
-  const waiting = take(turns, 'b', { order })
-  await nextTurn()
-  assert.deepEqual(order, ['a'])
-  beside!()
-  await waiting
-  assert.deepEqual(order, ['a', 'b'])
-})
