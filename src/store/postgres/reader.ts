@@ -15,10 +15,13 @@ import { RANKING_DEADLINE_MS, readEnded, type BookPages, type BookReader, type J
 import { readPages, type PageStep } from '../pages.ts'
 import { connectWithin, runWithin } from './connections.ts'
 import type { FindTurns } from './find-turns.ts'
-import { postgresFind } from './find.ts'
+import { denseStatement, postgresFind } from './find.ts'
 
 /** For this transaction, a statement runs in the connection's own process only. */
 const SINGLE_PROCESS = 'SET LOCAL max_parallel_workers_per_gather = 0'
+
+/** For this transaction, a find reads the whole table rather than the pages that an index names. */
+const WHOLE_TABLE = 'SET LOCAL enable_bitmapscan = off'
 
 /** Rows as arrays, which pg's typings leave out of QueryConfig. */
 const arrays = (config: pg.QueryConfig): pg.QueryConfig => ({ ...config, rowMode: 'array' }) as pg.QueryConfig
@@ -124,16 +127,16 @@ export class PostgresReader implements BookReader {
 
   /**
    * Runs one statement on a connection of `pool`, the wait for it included, by `deadline` (of
-   * performance.now()); with `alone`, in a transaction of its own without the server's parallel
-   * workers (see #onePage).
+   * performance.now()); with `settings`, in a transaction of its own that makes them first (see
+   * #onePage).
    */
-  async #run(config: pg.QueryConfig, pool: pg.Pool, deadline: number, { alone = false } = {}): Promise<pg.QueryResultRow[]> {
+  async #run(config: pg.QueryConfig, pool: pg.Pool, deadline: number, settings: string[] = []): Promise<pg.QueryResultRow[]> {
     const client = await connectWithin(pool, deadline - performance.now())
     let failure: Error | undefined
     try {
-      if (!alone) return (await runWithin(client, config, deadline - performance.now())).rows
+      if (settings.length === 0) return (await runWithin(client, config, deadline - performance.now())).rows
       await runWithin(client, { text: 'BEGIN' }, deadline - performance.now())
-      await runWithin(client, { text: SINGLE_PROCESS }, deadline - performance.now())
+      for (const setting of settings) await runWithin(client, { text: setting }, deadline - performance.now())
       const { rows } = await runWithin(client, config, deadline - performance.now())
       await runWithin(client, { text: 'COMMIT' }, deadline - performance.now())
       return rows
@@ -173,11 +176,11 @@ export class PostgresReader implements BookReader {
       }
     }
     // A statement under way runs on; a find whose client has gone sends no more.
-    const run = (config: pg.QueryConfig, options?: { alone?: boolean }) =>
-      signal?.aborted === true ? Promise.reject(readEnded()) : this.#run(config, lane.pool, deadline, options)
+    const run = (config: pg.QueryConfig, settings?: string[]) =>
+      signal?.aborted === true ? Promise.reject(readEnded()) : this.#run(config, lane.pool, deadline, settings)
     const count = (alone: boolean) => async () =>
-      first((config) => run(config, { alone }), await this.#drive(counting(query.filter, postgresFind), run))
-    if (query.count !== true || !query.order.relevance) {
+      first((config) => run(config, alone ? [SINGLE_PROCESS] : []), await this.#drive(counting(query.filter, postgresFind), run))
+    if (!query.order.relevance) {
       const page = async () => run(arrays(findStatement(query, postgresFind, await this.#drive(planning(query, postgresFind), run))))
       const [rows, total] = await Promise.all([inTurn(page), query.count === true ? inTurn(count(false)) : undefined])
       return { found: foundBooks(rows as unknown as FoundRow[]), total }
@@ -191,9 +194,17 @@ export class PostgresReader implements BookReader {
     const page = async () => {
       try {
         const planned = await this.#drive(planning(query, postgresFind), run)
-        const alone = await this.#drive(ranksMany(query, postgresFind, planned), run)
-        countAs({ alone })
-        return await run(arrays(findStatement(query, postgresFind, planned)), { alone })
+        const many = await this.#drive(ranksMany(query, postgresFind, planned), run)
+        const statement = arrays(findStatement(query, postgresFind, planned))
+        if (query.count === true) {
+          countAs({ alone: many })
+          return await run(statement, many ? [SINGLE_PROCESS] : [])
+        }
+        // Alone, a page that ranks many matches reads the whole table when they are dense in it:
+        // each page of it once, in order, and through a ring of a few buffers of its own rather
+        // than through all of them, which the index's way empties of every other find's pages.
+        const dense = many && (await first(run, denseStatement(query.filter.words ?? []))) === 1
+        return await run(statement, dense ? [WHOLE_TABLE] : [])
       } finally {
         // Failed before it was planned: the find fails, and its count is never sent.
         countAs(undefined)
@@ -208,7 +219,7 @@ export class PostgresReader implements BookReader {
     const paged = inTurn(page)
     // A page that had no turn was never planned, nor is its count sent.
     paged.catch(() => countAs(undefined))
-    const [rows, total] = await Promise.all([paged, inTurn(counted)])
+    const [rows, total] = await Promise.all([paged, query.count === true ? inTurn(counted) : undefined])
     return { found: foundBooks(rows as unknown as FoundRow[]), total }
   }
 
