@@ -208,7 +208,8 @@ export function* planning(query: FindQuery, dialect: FindDialect, { whole = fals
  * each part's best page merged with the others', answers sooner where the parts run at once: each
  * part ranks only its own books, and nothing else of the find's cost is read twice. Enough that
  * on PostgreSQL such a page and its count, which read the same pages of the table, run beside each
- * other in one process each. The statements to run on the way, as for planning.
+ * other in one process each, and that such a page without its count may read the whole table
+ * (see denseStatement). The statements to run on the way, as for planning.
  */
 export function* ranksMany(query: FindQuery, dialect: FindDialect, planned: FindPlanning): Generator<Statement, boolean, number> {
   if (!query.order.relevance || planned.plan !== 'index' || !wordsAlone(query.filter)) return false
