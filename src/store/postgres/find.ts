@@ -1,4 +1,4 @@
-import { WALKED, type BookSource, type FindDialect, type Statement } from '../sql/find.ts'
+import { collect, WALKED, type BookSource, type FindDialect, type Statement } from '../sql/find.ts'
 import { INDEXED_BEGINNING } from './lexemes.ts'
 
 /** LIKE's wildcards and its escape character as plain characters. */
@@ -41,8 +41,7 @@ const SAMPLED_PERCENT = 0.5
  * says (always the same pages while the table is unchanged), as `dense`; false for an empty sample.
  */
 export function denseStatement(words: string[]): Statement {
-  const values: unknown[] = []
-  const add = (value: unknown) => `$${values.push(value)}`
+  const { values, add } = collect(postgresFind)
   const share = `avg((${wordsMatch(words, add, {})})::int)`
   return {
     text: `SELECT coalesce(${share} > ${DENSE_SHARE}, false) AS dense FROM books TABLESAMPLE SYSTEM (${SAMPLED_PERCENT}) REPEATABLE (0)`,

@@ -185,26 +185,32 @@ export class PostgresReader implements BookReader {
       const [rows, total] = await Promise.all([inTurn(page), query.count === true ? inTurn(count(false)) : undefined])
       return { found: foundBooks(rows as unknown as FoundRow[]), total }
     }
-    // A page by relevance that ranks many matches (ranksMany) reads the pages of the table that its
-    // count reads. At once, one reads each page from the kernel and the other finds it in the shared
-    // buffers; each then runs in its connection's process alone, as with parallel workers too six
-    // processes shared two cores and both took longer (docs/performance-log.md). The count waits
-    // for the page's planning, which says which it is.
+    // A page by relevance that ranks many matches (ranksMany) reads most pages of the table.
+    const planned = async () => {
+      const plan = await this.#drive(planning(query, postgresFind), run)
+      return { plan, many: await this.#drive(ranksMany(query, postgresFind, plan), run) }
+    }
+    if (query.count !== true) {
+      // Alone, it reads the whole table when its matches are dense in it: each page of it once, in
+      // order, and through a ring of a few buffers of its own rather than through all of them,
+      // which the index's way empties of every other find's pages.
+      const page = async () => {
+        const { plan, many } = await planned()
+        const dense = many && (await first(run, denseStatement(query.filter.words ?? []))) === 1
+        return run(arrays(findStatement(query, postgresFind, plan)), dense ? [WHOLE_TABLE] : [])
+      }
+      return { found: foundBooks((await inTurn(page)) as unknown as FoundRow[]), total: undefined }
+    }
+    // Beside its count, which reads the same pages: at once, one reads each page from the kernel
+    // and the other finds it in the shared buffers; each then runs in its connection's process
+    // alone, as with parallel workers too six processes shared two cores and both took longer
+    // (docs/performance-log.md). The count waits for the page's planning, which says which it is.
     const { promise: countHow, resolve: countAs } = Promise.withResolvers<{ alone: boolean } | undefined>()
     const page = async () => {
       try {
-        const planned = await this.#drive(planning(query, postgresFind), run)
-        const many = await this.#drive(ranksMany(query, postgresFind, planned), run)
-        const statement = arrays(findStatement(query, postgresFind, planned))
-        if (query.count === true) {
-          countAs({ alone: many })
-          return await run(statement, many ? [SINGLE_PROCESS] : [])
-        }
-        // Alone, a page that ranks many matches reads the whole table when they are dense in it:
-        // each page of it once, in order, and through a ring of a few buffers of its own rather
-        // than through all of them, which the index's way empties of every other find's pages.
-        const dense = many && (await first(run, denseStatement(query.filter.words ?? []))) === 1
-        return await run(statement, dense ? [WHOLE_TABLE] : [])
+        const { plan, many } = await planned()
+        countAs({ alone: many })
+        return await run(arrays(findStatement(query, postgresFind, plan)), many ? [SINGLE_PROCESS] : [])
       } finally {
         // Failed before it was planned: the find fails, and its count is never sent.
         countAs(undefined)
@@ -219,7 +225,7 @@ export class PostgresReader implements BookReader {
     const paged = inTurn(page)
     // A page that had no turn was never planned, nor is its count sent.
     paged.catch(() => countAs(undefined))
-    const [rows, total] = await Promise.all([paged, query.count === true ? inTurn(counted) : undefined])
+    const [rows, total] = await Promise.all([paged, inTurn(counted)])
     return { found: foundBooks(rows as unknown as FoundRow[]), total }
   }
 

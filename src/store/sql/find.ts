@@ -242,7 +242,8 @@ function sortKey(field: SortField, dialect: FindDialect): string {
  */
 export type FoundRow = [id: number, title: string, author: string, year: number, ...position: (string | number)[]]
 
-function collect(dialect: FindDialect) {
+/** The values of a statement being written, and how to add one: its placeholder in the text. */
+export function collect(dialect: FindDialect) {
   const values: unknown[] = []
   return {
     values,
