@@ -18,4 +18,12 @@ describe('request id', () => {
     for (const id of ids) assert.match(id, /^[0-9a-f-]{36}$/)
     assert.equal(new Set(ids).size, ids.length)
   })
+
+  it('makes random version 4 UUIDs, none repeated across many batches', () => {
+    const ids = Array.from({ length: 5000 }, () => requestIdFor(withHeader(undefined)))
+    for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    assert.equal(new Set(ids).size, ids.length)
+    // Every hexadecimal digit turns up in every free place: the batches are filled, not left blank.
+    for (const place of [0, 9, 15, 20, 35]) assert.equal(new Set(ids.map((id) => id[place])).size, 16, `place ${place}`)
+  })
 })
