@@ -20,6 +20,8 @@ async function openEngine(t: TestContext, engine: (typeof storeEngines)[number])
   const { dbUrl, drop } = await engine.freshDatabase()
   const store = await openStore({ dbUrl, dbPoolSize: 4, dbConnectTimeoutMs: 2000, dbQueryTimeoutMs: 4000 })
   let waiting: () => Promise<number[]>
+  /** The summarised blocks that name `gram` in `field` (0 the title, 1 the author). */
+  let holding: (field: number, gram: string) => Promise<number[]>
   let peek: { close(): unknown }
   if (dbUrl.startsWith('sqlite:')) {
     const db = new DatabaseSync(sqlitePath(dbUrl))
@@ -28,11 +30,20 @@ async function openEngine(t: TestContext, engine: (typeof storeEngines)[number])
         .prepare('SELECT block FROM blocks_to_summarise ORDER BY block')
         .all()
         .map((row) => row.block as number)
+    holding = async (field, gram) =>
+      db
+        .prepare('SELECT block FROM block_grams WHERE field = ? AND gram = ? ORDER BY block')
+        .all(field, gram)
+        .map((row) => row.block as number)
     peek = db
   } else {
     const client = new pg.Client(dbUrl)
     await client.connect()
     waiting = async () => (await client.query('SELECT block FROM blocks_to_summarise ORDER BY block')).rows.map((row) => Number(row.block))
+    holding = async (field, gram) =>
+      (await client.query('SELECT block FROM block_grams WHERE field = $1 AND gram = $2 ORDER BY block', [field, gram])).rows.map((row) =>
+        Number(row.block),
+      )
     peek = { close: () => client.end() }
   }
   t.after(async () => {
@@ -40,7 +51,22 @@ async function openEngine(t: TestContext, engine: (typeof storeEngines)[number])
     await store.close()
     await drop()
   })
-  return { store, dbUrl, waiting }
+  return { store, dbUrl, waiting, holding }
+}
+
+/** Polls until `look` answers `expected`: the summaries look again every second. */
+async function eventually<T>(look: () => Promise<T>, expected: T, what: string): Promise<void> {
+  const until = Date.now() + 20_000
+  for (;;) {
+    const seen = await look()
+    try {
+      assert.deepEqual(seen, expected, what)
+      return
+    } catch (err) {
+      if (Date.now() > until) throw err
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
 }
 
 /** Polls until only the newest block, which new books are still filling, waits for its summary. */
@@ -141,6 +167,34 @@ for (const engine of storeEngines) {
 
       await summarised(waiting, 3)
       await checkFinds(store, books, 'summarised again')
+    })
+
+    it('forget the text of books deleted or changed, and learn it again from a book restored', async (t) => {
+      const { store, waiting, holding } = await openEngine(t, engine)
+      const ids = await store.transaction((repositories) => repositories.books.createMany('tester', catalogue()))
+      const books = new Map<number, Book>(catalogue().map((book, i) => [ids[i]!, { id: ids[i]!, ...book }]))
+      await summarised(waiting, 3)
+      // Book 1500 alone holds "aq" in its title and "zh" in its author, book 10 alone "nx".
+      assert.deepEqual(await holding(0, 'aq'), [1])
+      assert.deepEqual(await holding(1, 'zh'), [1])
+      assert.deepEqual(await holding(0, 'nx'), [0])
+      const common = await holding(0, 'am')
+      assert.deepEqual(common, [0, 1, 2])
+
+      assert.equal(await store.books.delete('tester', 1500), 'deleted')
+      books.delete(1500)
+      assert.equal((await store.books.update('tester', 10, { title: 'Plain' }))?.outcome, 'updated')
+      books.set(10, { ...books.get(10)!, title: 'Plain' })
+      await eventually(() => holding(0, 'aq'), [], 'the title of a deleted book')
+      await eventually(() => holding(0, 'nx'), [], 'the title a book had before it changed')
+      assert.deepEqual(await holding(1, 'zh'), [])
+      assert.deepEqual(await holding(0, 'am'), common)
+      await checkFinds(store, books, 'forgotten')
+
+      assert.ok((await store.books.restore('tester', 1500)) !== undefined)
+      books.set(1500, { ...catalogue()[1499]!, id: 1500 })
+      await eventually(() => holding(0, 'aq'), [1], 'the title of a restored book')
+      await checkFinds(store, books, 'restored')
     })
 
     if (engine.name === 'postgres') {

@@ -8,8 +8,28 @@ const BLOCK_LOCK = `hashtextextended('book-catalogue blocks ' || current_schema(
 const CANDIDATES = 8
 
 /**
- * Summarises one block of books at a time (migration 023): the oldest waiting block below the
- * newest, which new books are still filling, whose lock no writer holds. Instances may summarise
+ * Puts the blocks of the books deleted since the last look back on the list, in one statement that
+ * writes nothing when no change came meanwhile. Changes commit in the order of their seq, so the
+ * newest one this statement sees has none below it still to come. Instances may look at once:
+ * the newest seen only goes forward.
+ */
+export async function noteDeletions(client: pg.ClientBase): Promise<void> {
+  await client.query(NOTE_DELETIONS)
+}
+
+const NOTE_DELETIONS = `
+  WITH seen AS (SELECT seq FROM block_deletions_seen WHERE id = 1),
+  newest AS (SELECT max(seq) AS seq FROM book_changes),
+  marked AS (
+    INSERT INTO blocks_to_summarise
+    SELECT DISTINCT book_id >> ${BLOCK_BITS} FROM book_changes WHERE seq > (SELECT seq FROM seen) AND kind = 'deleted'
+    ON CONFLICT DO NOTHING
+  )
+  UPDATE block_deletions_seen SET seq = newest.seq FROM newest WHERE id = 1 AND newest.seq > block_deletions_seen.seq`
+
+/**
+ * Summarises one block of books at a time (migrations 023 and 028): the oldest waiting block below
+ * the newest, which new books are still filling, whose lock no writer holds. Instances may summarise
  * at once: each takes the block it summarises under its lock, and summarising twice does no harm.
  */
 export async function summariseBlock(client: pg.ClientBase): Promise<boolean> {
@@ -31,6 +51,12 @@ export async function summariseBlock(client: pg.ClientBase): Promise<boolean> {
         rowMode: 'array',
       } as pg.QueryConfig)
       const { fields, grams } = summaryOf(books.rows)
+      // Under the lock, no transaction still open has stored or changed a book of the block: the
+      // text that its books no longer hold can go.
+      await client.query(
+        `DELETE FROM block_grams WHERE block = $3 AND (field, gram) NOT IN (SELECT * FROM unnest($1::smallint[], $2::text[]))`,
+        [fields, grams, block],
+      )
       await client.query(
         `INSERT INTO block_grams (field, gram, block) SELECT field, gram, $3 FROM unnest($1::smallint[], $2::text[]) AS summary(field, gram)
          ON CONFLICT DO NOTHING`,

@@ -27,7 +27,7 @@ import {
 import type { NewBook, StoredBook } from '../../books/book.ts'
 import { fold } from '../../books/folding.ts'
 import { GroupCommit, type BatchedWrite } from './group-commit.ts'
-import { summariseBlock } from './block-summaries.ts'
+import { noteDeletions, summariseBlock } from './block-summaries.ts'
 import { BlockSummaries } from '../block-summaries.ts'
 
 export interface PostgresOptions {
@@ -444,14 +444,14 @@ export class PostgresStore implements Store {
     this.accounts = accountRepository(query)
     this.loginFailures = loginFailureRepository(query)
     this.idempotencyKeys = idempotencyKeyRepository(query)
-    this.#summaries = new BlockSummaries(async () => {
+    const summaries = async <T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
       const client = await this.#connect()
       let failure: Error | undefined
       try {
         // A step may take as long as one statement may: a stalled server never answers, and the
         // connection, closed on release, would otherwise be held for good.
         return await withDeadline(
-          heeding(client, () => summariseBlock(client)),
+          heeding(client, () => work(client)),
           queryTimeoutMs,
         )
       } catch (err) {
@@ -460,7 +460,8 @@ export class PostgresStore implements Store {
       } finally {
         client.release(failure)
       }
-    })
+    }
+    this.#summaries = new BlockSummaries({ step: () => summaries(summariseBlock), noteDeletions: () => summaries(noteDeletions) })
   }
 
   /** Brings the schema up to date, then serves; fails with StoreUnavailableError when unreachable. */

@@ -79,6 +79,15 @@ export function summaryOf(books: Iterable<[titleFolded: string, authorFolded: st
   return { fields, grams }
 }
 
+/** What a block's summary `held` names that its new `summary` does not: text of books since changed or deleted. */
+export function staleGrams(
+  held: Iterable<[field: number, gram: string]>,
+  summary: { fields: number[]; grams: string[] },
+): [number, string][] {
+  const kept = new Set(summary.grams.map((gram, i) => `${summary.fields[i]!}${gram}`))
+  return [...held].filter(([field, gram]) => !kept.has(`${field}${gram}`))
+}
+
 /**
  * The blocks that may hold a book with every short text of `texts`, as a SELECT of one column,
  * `block`: those whose summary holds each text, and those waiting for a summary.

@@ -726,11 +726,15 @@ export class SqliteStore implements Store {
     this.idempotencyKeys = idempotencyKeys
     const summary = new SqliteBlockSummary(db)
     const upkeep = this.#upkeep
-    this.#summaries = new BlockSummaries(
-      async () =>
+    this.#summaries = new BlockSummaries({
+      step: async () =>
         (await this.#writes.direct(() => summary.waiting())) &&
         (upkeep ? this.#writes.hold(() => upkeep.summarise()) : this.#writes.write(() => summary.step())),
-    )
+      noteDeletions: async () => {
+        if (!(await this.#writes.direct(() => summary.changesUnseen()))) return
+        await (upkeep ? this.#writes.hold(() => upkeep.noteDeletions()) : this.#writes.write(() => summary.noteDeletions()))
+      },
+    })
   }
 
   transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T> {

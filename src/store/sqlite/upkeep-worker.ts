@@ -15,7 +15,7 @@ const db = new DatabaseSync(path, { timeout: busyTimeoutMs })
 setUpWritingConnection(db, synchronous)
 const steps = new IndexSteps(db)
 const summary = new SqliteBlockSummary(db)
-const jobs = { index: () => steps.run(), summarise: () => summary.step() }
+const jobs = { index: () => steps.run(), summarise: () => summary.step(), noteDeletions: () => summary.noteDeletions() }
 
 export type UpkeepJob = keyof typeof jobs
 export type UpkeepAnswer = { ok: true; value: unknown } | { ok: false; message: string }

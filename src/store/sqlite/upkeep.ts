@@ -34,6 +34,11 @@ export class UpkeepThread {
     return this.#run('summarise') as Promise<boolean>
   }
 
+  /** Puts the blocks of the books deleted since the last look back on the summaries' list. */
+  noteDeletions(): Promise<void> {
+    return this.#run('noteDeletions') as Promise<void>
+  }
+
   /** Ends the thread; called between jobs. The next job starts another. */
   async end(): Promise<void> {
     clearTimeout(this.#idle)

@@ -59,7 +59,7 @@ async function postgresAt(t: TestContext, applied: (migration: Migration) => boo
   }
   const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
   t.after(() => store.close())
-  return store
+  return { store, url: schema.url }
 }
 
 /**
@@ -103,7 +103,7 @@ describe('a database made before finding books upgrades in place', () => {
     'on postgres, every existing book becomes searchable',
     { skip: storeEngines.find((engine) => engine.name === 'postgres')!.skip },
     async (t) => {
-      const store = await postgresAt(
+      const { store } = await postgresAt(
         t,
         ({ version }) => version <= BEFORE_FINDING,
         async (client) => {
@@ -218,7 +218,7 @@ describe('a database made before titles were filed upgrades in place', () => {
       // Everything before filing, as the version that came before it left it: a later migration
       // applied ahead of its time could leave what the books written here are given (their
       // lexemes, since migration 026) to the service.
-      const store = await postgresAt(
+      const { store } = await postgresAt(
         t,
         ({ version }) => version < FILING,
         async (client) => {
@@ -284,7 +284,7 @@ describe('a database made before title lengths were indexed upgrades in place', 
     'on postgres, its books come by relevance page by page',
     { skip: storeEngines.find((engine) => engine.name === 'postgres')!.skip },
     async (t) => {
-      const store = await postgresAt(
+      const { store } = await postgresAt(
         t,
         ({ version }) => version <= BEFORE_TITLE_LENGTHS,
         async (client) => {
@@ -345,4 +345,87 @@ describe('a database whose history was indexed by book upgrades in place', () =>
     assert.deepEqual(await years(trashed), ['restored 1990', 'deleted 1990', 'updated 1990', 'created 1980'])
     assert.deepEqual(await years(unchanged), ['updated 1951'])
   })
+})
+
+/** The last migration of the version whose block summaries only grew. */
+const BEFORE_SUMMARIES_FORGOT = 27
+
+/**
+ * Three blocks of books (ids 1 to 2,100) as that version left them after book 5 was deleted and book
+ * 1,050 retitled: block 0 summarised with the deleted book's "qx", block 1 with the old title's
+ * "zz", both with "pl", and no block waiting for its summary.
+ */
+const SUMMARIES_BOOKS = Array.from({ length: 2100 }, (_, n) => ({ title: `Plain ${n}`, author: 'Someone', year: 2000 }))
+const SUMMARIES_STATEMENTS = [
+  `INSERT INTO block_grams (field, gram, block) VALUES (0, 'qx', 0), (0, 'zz', 1), (0, 'pl', 0), (0, 'pl', 1)`,
+  'DELETE FROM blocks_to_summarise',
+  `INSERT INTO book_changes (seq, book_id, kind, actor, at, title, author, year, revision)
+   VALUES (1, 5, 'deleted', 'ada', 1, 'Qxa', 'Someone', 2000, 1), (2, 1050, 'updated', 'ada', 1, 'Plain 1049', 'Someone', 2000, 2)`,
+  'DELETE FROM books WHERE id = 5',
+]
+
+describe('a database whose block summaries only grew upgrades in place', () => {
+  async function checkForgotten(holding: (gram: string) => Promise<number[]>) {
+    for (const [gram, blocks] of [
+      ['qx', []],
+      ['zz', []],
+      ['pl', [0, 1]],
+    ] as const) {
+      const until = Date.now() + 20_000
+      while (JSON.stringify(await holding(gram)) !== JSON.stringify(blocks) && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      assert.deepEqual(await holding(gram), blocks, gram)
+    }
+  }
+
+  it('on sqlite, the blocks of books changed or deleted are summarised again', async (t) => {
+    const { path, db } = await sqliteAt(BEFORE_SUMMARIES_FORGOT)
+    const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`)
+    db.exec('BEGIN')
+    for (const book of SUMMARIES_BOOKS) {
+      const keys = searchKeys(book)
+      insert.run(book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords)
+    }
+    for (const statement of SUMMARIES_STATEMENTS) db.exec(statement)
+    db.exec('COMMIT')
+
+    const store = new SqliteStore({ path })
+    t.after(() => store.close())
+    const holding = db.prepare('SELECT block FROM block_grams WHERE field = 0 AND gram = ? ORDER BY block')
+    await checkForgotten(async (gram) => holding.all(gram).map((row) => row.block as number))
+    db.close()
+  })
+
+  it(
+    'on postgres, the blocks of books changed or deleted are summarised again',
+    { skip: storeEngines.find((engine) => engine.name === 'postgres')!.skip },
+    async (t) => {
+      const { url } = await postgresAt(
+        t,
+        ({ version }) => version <= BEFORE_SUMMARIES_FORGOT,
+        async (client) => {
+          for (const book of SUMMARIES_BOOKS) {
+            const keys = searchKeys(book)
+            await client.query(
+              `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+               VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+              [book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords],
+            )
+          }
+          for (const statement of SUMMARIES_STATEMENTS) await client.query(statement)
+          await client.query('UPDATE change_seq SET last = 2')
+        },
+      )
+      const peek = new pg.Client({ connectionString: url })
+      await peek.connect()
+      t.after(() => peek.end())
+      await checkForgotten(async (gram) =>
+        (await peek.query('SELECT block FROM block_grams WHERE field = 0 AND gram = $1 ORDER BY block', [gram])).rows.map((row) =>
+          Number(row.block),
+        ),
+      )
+    },
+  )
 })
