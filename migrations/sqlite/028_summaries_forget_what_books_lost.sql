@@ -3,16 +3,17 @@
 -- since changed or deleted kept its block among those a find of short text reads, and once such a
 -- text named more than 256 blocks, its count read every book (docs/performance.md).
 --
--- The summaries find the deletions in the change log, after the last change they looked at
--- (`block_deletions_seen`), so that a deletion writes nothing more for them. The blocks of books
--- changed or deleted since the log began are summarised again once.
+-- The summaries find the deletions in the trash, by the seq of their change, after the newest they
+-- have seen (`block_deletions_seen`), so that a deletion writes nothing more for them. A book
+-- restored meanwhile is back in its block, which it put on the list as it came back. The blocks of
+-- books changed or deleted since the change log began are summarised again once.
 CREATE INDEX block_grams_by_block ON block_grams (block);
 
 CREATE TABLE block_deletions_seen (
   id  INTEGER PRIMARY KEY CHECK (id = 1),
   seq INTEGER NOT NULL
 ) STRICT;
-INSERT INTO block_deletions_seen VALUES (1, coalesce((SELECT max(seq) FROM book_changes), 0));
+INSERT INTO block_deletions_seen VALUES (1, coalesce((SELECT max(deleted_seq) FROM trashed_books), 0));
 
 INSERT OR IGNORE INTO blocks_to_summarise
   SELECT DISTINCT book_id >> 10 FROM book_changes WHERE kind IN ('updated', 'deleted');

@@ -8,10 +8,10 @@ const BLOCK_LOCK = `hashtextextended('book-catalogue blocks ' || current_schema(
 const CANDIDATES = 8
 
 /**
- * Puts the blocks of the books deleted since the last look back on the list, in one statement that
- * writes nothing when no change came meanwhile. Changes commit in the order of their seq, so the
- * newest one this statement sees has none below it still to come. Instances may look at once:
- * the newest seen only goes forward.
+ * Puts the blocks of the books deleted since the last look back on the list, from the trash by the
+ * seq of their deletion, in one statement that writes nothing when none came meanwhile. Changes
+ * commit in the order of their seq, so the newest deletion this statement sees has none below it
+ * still to come. Instances may look at once: the newest seen only goes forward.
  */
 export async function noteDeletions(client: pg.ClientBase): Promise<void> {
   await client.query(NOTE_DELETIONS)
@@ -19,10 +19,10 @@ export async function noteDeletions(client: pg.ClientBase): Promise<void> {
 
 const NOTE_DELETIONS = `
   WITH seen AS (SELECT seq FROM block_deletions_seen WHERE id = 1),
-  newest AS (SELECT max(seq) AS seq FROM book_changes),
+  newest AS (SELECT max(deleted_seq) AS seq FROM trashed_books),
   marked AS (
     INSERT INTO blocks_to_summarise
-    SELECT DISTINCT book_id >> ${BLOCK_BITS} FROM book_changes WHERE seq > (SELECT seq FROM seen) AND kind = 'deleted'
+    SELECT DISTINCT id >> ${BLOCK_BITS} FROM trashed_books WHERE deleted_seq > (SELECT seq FROM seen)
     ON CONFLICT DO NOTHING
   )
   UPDATE block_deletions_seen SET seq = newest.seq FROM newest WHERE id = 1 AND newest.seq > block_deletions_seen.seq`

@@ -28,19 +28,19 @@ export class SqliteBlockSummary {
     this.#add = db.prepare('INSERT OR IGNORE INTO block_grams (field, gram, block) VALUES (?, ?, ?)')
     this.#remove = db.prepare('DELETE FROM block_grams WHERE field = ? AND gram = ? AND block = ?')
     this.#done = db.prepare('DELETE FROM blocks_to_summarise WHERE block = ?')
-    this.#unseen = db.prepare('SELECT (SELECT max(seq) FROM book_changes) > (SELECT seq FROM block_deletions_seen) AS unseen')
+    // Through the trash's index of deletions: a look costs the same however many books came since.
+    this.#unseen = db.prepare('SELECT (SELECT max(deleted_seq) FROM trashed_books) > (SELECT seq FROM block_deletions_seen) AS unseen')
     this.#markDeleted = db.prepare(`INSERT OR IGNORE INTO blocks_to_summarise
-      SELECT DISTINCT book_id >> ${BLOCK_BITS} FROM book_changes
-      WHERE seq > (SELECT seq FROM block_deletions_seen) AND kind = 'deleted'`)
-    this.#seen = db.prepare('UPDATE block_deletions_seen SET seq = (SELECT max(seq) FROM book_changes)')
+      SELECT DISTINCT id >> ${BLOCK_BITS} FROM trashed_books WHERE deleted_seq > (SELECT seq FROM block_deletions_seen)`)
+    this.#seen = db.prepare('UPDATE block_deletions_seen SET seq = (SELECT max(deleted_seq) FROM trashed_books)')
   }
 
-  /** Whether changes were logged since the last look for deletions: asked first, as `waiting` is. */
-  changesUnseen(): boolean {
+  /** Whether the trash holds books deleted since the last look: asked first, as `waiting` is. */
+  deletionsUnseen(): boolean {
     return this.#unseen.get()?.unseen === 1
   }
 
-  /** Puts the blocks of the books deleted since the last look back on the list, a write of its own. */
+  /** Puts the blocks of the books deleted since the last look back on the list. */
   noteDeletions(): void {
     this.#markDeleted.run()
     this.#seen.run()

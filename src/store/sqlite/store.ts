@@ -731,7 +731,7 @@ export class SqliteStore implements Store {
         (await this.#writes.direct(() => summary.waiting())) &&
         (upkeep ? this.#writes.hold(() => upkeep.summarise()) : this.#writes.write(() => summary.step())),
       noteDeletions: async () => {
-        if (!(await this.#writes.direct(() => summary.changesUnseen()))) return
+        if (!(await this.#writes.direct(() => summary.deletionsUnseen()))) return
         await (upkeep ? this.#writes.hold(() => upkeep.noteDeletions()) : this.#writes.write(() => summary.noteDeletions()))
       },
     })
