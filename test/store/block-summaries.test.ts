@@ -169,7 +169,7 @@ for (const engine of storeEngines) {
       await checkFinds(store, books, 'summarised again')
     })
 
-    it('forget the text of books deleted or changed, and learn it again from a book restored', async (t) => {
+    it("through summaries that forget the text of books deleted or changed, and learn a restored book's again", async (t) => {
       const { store, waiting, holding } = await openEngine(t, engine)
       const ids = await store.transaction((repositories) => repositories.books.createMany('tester', catalogue()))
       const books = new Map<number, Book>(catalogue().map((book, i) => [ids[i]!, { id: ids[i]!, ...book }]))
