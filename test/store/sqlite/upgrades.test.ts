@@ -9,6 +9,7 @@ import { loadMigrations, type Migration } from '../../../src/store/migrations.ts
 import { PostgresStore } from '../../../src/store/postgres/store.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Store } from '../../../src/store/store.ts'
+import type { NewBook } from '../../../src/books/book.ts'
 import { storeEngines } from '../../helpers.ts'
 import { createTestSchema } from '../../support/postgres.ts'
 import { expectedIds } from '../../support/book-search-model.ts'
@@ -83,6 +84,28 @@ async function sqliteAt(
     db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)').run(migration.version, migration.name)
   }
   return { path, db }
+}
+
+/** Stores `books` with their search columns, as the versions since finding books write them. */
+function insertBooks(db: DatabaseSync, books: NewBook[]): void {
+  const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`)
+  for (const book of books) {
+    const keys = searchKeys(book)
+    insert.run(book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords)
+  }
+}
+
+/** The same on PostgreSQL. */
+async function insertBooksInto(client: pg.Client, books: NewBook[]): Promise<void> {
+  for (const book of books) {
+    const keys = searchKeys(book)
+    await client.query(
+      `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords],
+    )
+  }
 }
 
 describe('a database made before finding books upgrades in place', () => {
@@ -264,13 +287,8 @@ async function checkRanked(store: Store) {
 describe('a database made before title lengths were indexed upgrades in place', () => {
   it('on sqlite, its books come by relevance page by page', async (t) => {
     const { path, db } = await sqliteAt(BEFORE_TITLE_LENGTHS)
-    const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-      VALUES (?, ?, ?, ?, ?, ?, ?)`)
     db.exec('BEGIN')
-    for (const book of RANKED) {
-      const keys = searchKeys(book)
-      insert.run(book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords)
-    }
+    insertBooks(db, RANKED)
     indexTail(db)
     db.exec('COMMIT')
     db.close()
@@ -288,14 +306,7 @@ describe('a database made before title lengths were indexed upgrades in place', 
         t,
         ({ version }) => version <= BEFORE_TITLE_LENGTHS,
         async (client) => {
-          for (const book of RANKED) {
-            const keys = searchKeys(book)
-            await client.query(
-              `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-               VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-              [book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords],
-            )
-          }
+          await insertBooksInto(client, RANKED)
         },
       )
       await checkRanked(store)
@@ -381,13 +392,8 @@ describe('a database whose block summaries only grew upgrades in place', () => {
 
   it('on sqlite, the blocks of books changed or deleted are summarised again', async (t) => {
     const { path, db } = await sqliteAt(BEFORE_SUMMARIES_FORGOT)
-    const insert = db.prepare(`INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-      VALUES (?, ?, ?, ?, ?, ?, ?)`)
     db.exec('BEGIN')
-    for (const book of SUMMARIES_BOOKS) {
-      const keys = searchKeys(book)
-      insert.run(book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords)
-    }
+    insertBooks(db, SUMMARIES_BOOKS)
     for (const statement of SUMMARIES_STATEMENTS) db.exec(statement)
     db.exec('COMMIT')
 
@@ -406,14 +412,7 @@ describe('a database whose block summaries only grew upgrades in place', () => {
         t,
         ({ version }) => version <= BEFORE_SUMMARIES_FORGOT,
         async (client) => {
-          for (const book of SUMMARIES_BOOKS) {
-            const keys = searchKeys(book)
-            await client.query(
-              `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
-               VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-              [book.title, book.author, book.year, keys.titleFolded, keys.authorFolded, keys.titleWords, keys.authorWords],
-            )
-          }
+          await insertBooksInto(client, SUMMARIES_BOOKS)
           for (const statement of SUMMARIES_STATEMENTS) await client.query(statement)
           await client.query('UPDATE change_seq SET last = 2')
         },
