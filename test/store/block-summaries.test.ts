@@ -197,6 +197,22 @@ for (const engine of storeEngines) {
       await checkFinds(store, books, 'restored')
     })
 
+    it('through summaries that forget the text of a book purged before they saw it deleted', async (t) => {
+      const { store, waiting, holding } = await openEngine(t, engine)
+      await store.transaction((repositories) => repositories.books.createMany('tester', catalogue()))
+      await summarised(waiting, 3)
+      assert.deepEqual(await holding(0, 'aq'), [1])
+
+      // In one transaction, so that no look of the summaries comes between: the trash they read
+      // the deletions from never holds the book.
+      await store.transaction(async ({ books }) => {
+        assert.equal(await books.delete('tester', 1500), 'deleted')
+        assert.equal(await books.purge('tester', 1500), true)
+      })
+      await eventually(() => holding(0, 'aq'), [], 'the title of a purged book')
+      assert.deepEqual(await holding(1, 'zh'), [])
+    })
+
     if (engine.name === 'postgres') {
       it('goes on when the server ends the connection of a look for blocks under way', async (t) => {
         const { store, dbUrl } = await openEngine(t, engine)

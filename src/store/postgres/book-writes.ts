@@ -3,6 +3,7 @@ import { searchKeys } from '../../books/folding.ts'
 import type { DeleteResult, UpdateResult } from '../store.ts'
 import type { ChangeKind } from '../../books/change.ts'
 import type { BookChanges, NewBook, StoredBook } from '../../books/book.ts'
+import { BLOCK_BITS } from '../sql/block-grams.ts'
 import { arrayLiteral } from './array-literals.ts'
 import type { BatchedWrite } from './group-commit.ts'
 import { lexemesOf, wordsOf } from './lexemes.ts'
@@ -167,15 +168,21 @@ const RESTORE: Statement = {
 }
 
 // The purge's own change is recorded in the statement that deletes the others: the deletion
-// sees the rows as they were when the statement began, so the new one stays.
+// sees the rows as they were when the statement began, so the new one stays. The summaries find
+// deletions in the trash (migration 028): a book purged before they saw it deleted puts its block
+// back on their list itself.
 const PURGE: Statement = {
   name: 'books_purge_batch',
   text: `${TRASH_LOCKED} purged AS (
     DELETE FROM trashed_books t USING input u
     WHERE t.id = u.id AND (SELECT count(*) FROM locked) >= 0
-    RETURNING t.id, u.actor, u.n, NULL::text AS title, NULL::text AS author, NULL::int AS year, NULL::bigint AS revision
+    RETURNING t.id, u.actor, u.n, NULL::text AS title, NULL::text AS author, NULL::int AS year, NULL::bigint AS revision, t.deleted_seq
   ), forgotten AS (
     DELETE FROM book_changes WHERE book_id IN (SELECT id FROM purged)
+  ), unseen AS (
+    INSERT INTO blocks_to_summarise
+    SELECT DISTINCT id >> ${BLOCK_BITS} FROM purged WHERE deleted_seq > (SELECT seq FROM block_deletions_seen WHERE id = 1)
+    ON CONFLICT DO NOTHING
   ), ${recordChanges('purged', 'purged', '$3')}
   SELECT id FROM purged`,
 }

@@ -35,6 +35,7 @@ import { CHANGE_COLUMNS, changeOf, TRASH_COLUMNS, trashedBookOf, type ChangeRow,
 import type { StoredBook } from '../../books/book.ts'
 import { usernameKey } from '../../accounts/account.ts'
 import { KEY_COLUMNS, keyOf, USER_COLUMNS, userOf, type ApiKeyRow, type UserRow } from '../sql/account-rows.ts'
+import { BLOCK_BITS } from '../sql/block-grams.ts'
 import { CommitPerTurn } from './commit-per-turn.ts'
 
 export interface SqliteOptions {
@@ -185,6 +186,10 @@ function prepareStatements(db: DatabaseSync) {
     // Back into the tail (`indexed` NULL): the search indexes take it in with the books stored after it.
     reinsert: db.prepare(`INSERT INTO books (${COLUMNS}, ${KEYS}, last_change) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ${comingChange('1')})`),
     purge: db.prepare('DELETE FROM trashed_books WHERE id = ? RETURNING deleted_seq'),
+    // The summaries find deletions in the trash (migration 028): a book purged before they saw it
+    // deleted puts its block back on their list itself.
+    unseenPurge: db.prepare(`INSERT OR IGNORE INTO blocks_to_summarise
+      SELECT ?1 >> ${BLOCK_BITS} WHERE ?2 > (SELECT seq FROM block_deletions_seen)`),
     // The book's whole chain of changes, from its newest.
     forget: db.prepare(`DELETE FROM book_changes WHERE seq IN (${CHAIN} SELECT seq FROM chain)`),
     // No RETURNING, as for books: the seq is the new row's id.
@@ -449,6 +454,7 @@ function bookRepository(run: Executor, searchIndex: SqliteSearchIndex): BookRepo
         const trashed = sql.purge.get(id) as { deleted_seq: number } | undefined
         if (!trashed) return false
         sql.forget.run(trashed.deleted_seq)
+        sql.unseenPurge.run(id, trashed.deleted_seq)
         record(sql, 'purged', actor, Date.now(), id, null)
         return true
       }),
