@@ -50,6 +50,13 @@ export const errorEnvelope = fp(
       // A store's read stopped because its client went reaches no one, and says nothing of the service.
       if (answer.status === 503 && reply.raw.destroyed) request.log.info({ err }, 'request ended: its client went')
       else if (answer.status >= 500) request.log.error({ err }, 'request failed')
+      // Refused as it arrived (by a hook, before its body): the answer waits for the end of the
+      // event loop's turn, so that a burst of such answers is written together, as answers that
+      // waited for the store are (docs/performance.md).
+      if (request.raw.complete === false) {
+        setImmediate(() => void sendError(reply, answer))
+        return
+      }
       return sendError(reply, answer)
     })
   },
