@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createTokenService } from '../../src/auth/tokens.ts'
+import { stackFrames } from '../support/stack-frames.ts'
 
 const SECRET = 'a-secret-of-at-least-thirty-two-bytes-long'
-
-/** The frames of where an error was made, as its stack lists them. */
-const frames = (err: unknown) => ((err as Error).stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at ')).length
 
 describe('refusing a token', () => {
   const tokens = createTokenService({ secret: SECRET, previousSecret: 'the-secret-before-the-last-rotation-0123' })
@@ -21,10 +19,10 @@ describe('refusing a token', () => {
       const limit = Error.stackTraceLimit
       assert.throws(
         () => tokens.verify(token),
-        (err) => frames(err) === 0,
+        (err) => stackFrames(err) === 0,
       )
       assert.equal(Error.stackTraceLimit, limit)
-      assert.ok(frames(new Error('elsewhere')) > 0)
+      assert.ok(stackFrames(new Error('elsewhere')) > 0)
     })
   }
 
