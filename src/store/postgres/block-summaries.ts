@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { BLOCK_BITS, blockIds, summaryOf } from '../sql/block-grams.ts'
+import { BLOCK_BITS, blockIds, summaryOf, unseenDeletion } from '../sql/block-grams.ts'
 
 /** The lock of a block, which its writers hold shared until they commit (migration 023). */
 const BLOCK_LOCK = `hashtextextended('book-catalogue blocks ' || current_schema(), $1)`
@@ -18,11 +18,10 @@ export async function noteDeletions(client: pg.ClientBase): Promise<void> {
 }
 
 const NOTE_DELETIONS = `
-  WITH seen AS (SELECT seq FROM block_deletions_seen WHERE id = 1),
-  newest AS (SELECT max(deleted_seq) AS seq FROM trashed_books),
+  WITH newest AS (SELECT max(deleted_seq) AS seq FROM trashed_books),
   marked AS (
     INSERT INTO blocks_to_summarise
-    SELECT DISTINCT id >> ${BLOCK_BITS} FROM trashed_books WHERE deleted_seq > (SELECT seq FROM seen)
+    SELECT DISTINCT id >> ${BLOCK_BITS} FROM trashed_books WHERE ${unseenDeletion('deleted_seq')}
     ON CONFLICT DO NOTHING
   )
   UPDATE block_deletions_seen SET seq = newest.seq FROM newest WHERE id = 1 AND newest.seq > block_deletions_seen.seq`

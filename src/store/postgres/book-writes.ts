@@ -3,7 +3,7 @@ import { searchKeys } from '../../books/folding.ts'
 import type { DeleteResult, UpdateResult } from '../store.ts'
 import type { ChangeKind } from '../../books/change.ts'
 import type { BookChanges, NewBook, StoredBook } from '../../books/book.ts'
-import { BLOCK_BITS } from '../sql/block-grams.ts'
+import { BLOCK_BITS, unseenDeletion } from '../sql/block-grams.ts'
 import { arrayLiteral } from './array-literals.ts'
 import type { BatchedWrite } from './group-commit.ts'
 import { lexemesOf, wordsOf } from './lexemes.ts'
@@ -181,7 +181,7 @@ const PURGE: Statement = {
     DELETE FROM book_changes WHERE book_id IN (SELECT id FROM purged)
   ), unseen AS (
     INSERT INTO blocks_to_summarise
-    SELECT DISTINCT id >> ${BLOCK_BITS} FROM purged WHERE deleted_seq > (SELECT seq FROM block_deletions_seen WHERE id = 1)
+    SELECT DISTINCT id >> ${BLOCK_BITS} FROM purged WHERE ${unseenDeletion('deleted_seq')}
     ON CONFLICT DO NOTHING
   ), ${recordChanges('purged', 'purged', '$3')}
   SELECT id FROM purged`,

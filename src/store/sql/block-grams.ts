@@ -10,6 +10,12 @@ import type { BookFilter } from '../../books/find.ts'
 export const BLOCK_BITS = 10
 const BLOCK_SIZE = 2 ** BLOCK_BITS
 
+/**
+ * Whether the deletion numbered `seq` (an SQL expression) came after the newest the summaries have
+ * noted (migration 028): its block may still be summarised with the deleted book's text.
+ */
+export const unseenDeletion = (seq: string) => `${seq} > (SELECT seq FROM block_deletions_seen WHERE id = 1)`
+
 /** The folded columns and their field in `block_grams`. */
 const GRAM_FIELDS = { title_folded: 0, author_folded: 1 } as const
 type GramColumn = keyof typeof GRAM_FIELDS

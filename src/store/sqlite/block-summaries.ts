@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
-import { BLOCK_BITS, blockIds, staleGrams, summaryOf } from '../sql/block-grams.ts'
+import { BLOCK_BITS, blockIds, staleGrams, summaryOf, unseenDeletion } from '../sql/block-grams.ts'
 
 /**
  * Summarises one block of books at a time (migrations 023 and 028): the oldest waiting block
@@ -29,9 +29,9 @@ export class SqliteBlockSummary {
     this.#remove = db.prepare('DELETE FROM block_grams WHERE field = ? AND gram = ? AND block = ?')
     this.#done = db.prepare('DELETE FROM blocks_to_summarise WHERE block = ?')
     // Through the trash's index of deletions: a look costs the same however many books came since.
-    this.#unseen = db.prepare('SELECT (SELECT max(deleted_seq) FROM trashed_books) > (SELECT seq FROM block_deletions_seen) AS unseen')
+    this.#unseen = db.prepare(`SELECT ${unseenDeletion('(SELECT max(deleted_seq) FROM trashed_books)')} AS unseen`)
     this.#markDeleted = db.prepare(`INSERT OR IGNORE INTO blocks_to_summarise
-      SELECT DISTINCT id >> ${BLOCK_BITS} FROM trashed_books WHERE deleted_seq > (SELECT seq FROM block_deletions_seen)`)
+      SELECT DISTINCT id >> ${BLOCK_BITS} FROM trashed_books WHERE ${unseenDeletion('deleted_seq')}`)
     this.#seen = db.prepare('UPDATE block_deletions_seen SET seq = (SELECT max(deleted_seq) FROM trashed_books)')
   }
 

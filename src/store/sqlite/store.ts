@@ -35,7 +35,7 @@ import { CHANGE_COLUMNS, changeOf, TRASH_COLUMNS, trashedBookOf, type ChangeRow,
 import type { StoredBook } from '../../books/book.ts'
 import { usernameKey } from '../../accounts/account.ts'
 import { KEY_COLUMNS, keyOf, USER_COLUMNS, userOf, type ApiKeyRow, type UserRow } from '../sql/account-rows.ts'
-import { BLOCK_BITS } from '../sql/block-grams.ts'
+import { BLOCK_BITS, unseenDeletion } from '../sql/block-grams.ts'
 import { CommitPerTurn } from './commit-per-turn.ts'
 
 export interface SqliteOptions {
@@ -189,7 +189,7 @@ function prepareStatements(db: DatabaseSync) {
     // The summaries find deletions in the trash (migration 028): a book purged before they saw it
     // deleted puts its block back on their list itself.
     unseenPurge: db.prepare(`INSERT OR IGNORE INTO blocks_to_summarise
-      SELECT ?1 >> ${BLOCK_BITS} WHERE ?2 > (SELECT seq FROM block_deletions_seen)`),
+      SELECT ?1 >> ${BLOCK_BITS} WHERE ${unseenDeletion('?2')}`),
     // The book's whole chain of changes, from its newest.
     forget: db.prepare(`DELETE FROM book_changes WHERE seq IN (${CHAIN} SELECT seq FROM chain)`),
     // No RETURNING, as for books: the seq is the new row's id.
