@@ -30,8 +30,9 @@ function config(dir: string, servers: Record<string, number>): string {
     '  timeout client 30s',
     '  timeout server 30s',
     '  timeout http-keep-alive 10s',
-    // A check is not failed for being slow on a busy machine, only for being answered 503 or refused.
-    '  timeout check 2s',
+    // A check is not failed for being slow on a busy machine, only for being answered 503 or refused:
+    // `/readyz` itself answers 503 once the store has not answered within its 5 s.
+    '  timeout check 6s',
     // A refused connection never reached the instance: trying another one is always safe.
     '  retries 3',
     '  option redispatch 1',
