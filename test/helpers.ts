@@ -33,8 +33,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     corsOrigins: [],
     sqliteSynchronous: 'normal',
     limits: DEFAULT_LIMITS,
-    // The cheapest hashes: tests log in wrongly by the hundred; test/auth/passwords.test.ts checks the default.
-    passwordHashCost: 10,
+    // Hashes of next to no cost, below what PASSWORD_HASH_COST may choose: tests log in wrongly by
+    // the hundred, and the costs themselves are checked in test/auth/passwords.test.ts.
+    passwordHashCost: 1,
     trashRetentionDays: 30,
     maxStreams: 1000,
     workers: 1,

@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { after } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers.ts'
+import { suiteEnv } from './child-env.ts'
 import { inReadOnlyFolder } from './read-only.ts'
 
 const INSTALL = fileURLToPath(new URL('../..', import.meta.url))
@@ -77,7 +78,7 @@ export function serviceEnv(dbUrl: string, extra: Record<string, string> = {}): R
 
 /**
  * Starts the service on a free port of 127.0.0.1 with `env` as its whole environment
- * (beside PATH), so tests do not depend on the machine's.
+ * (beside what `suiteEnv` passes on), so tests do not depend on the machine's.
  */
 export function spawnService(env: Record<string, string> = {}, options: SpawnOptions = {}): ServiceProcess {
   const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'books-service-'))
@@ -91,7 +92,7 @@ export interface NpmStartOptions {
 
 /**
  * `npm start` in the install, as an operator runs it, with `env` as its whole environment
- * (beside PATH and HOME, which npm needs): `child` is the npm process, and relative paths in
+ * (beside `suiteEnv`, and HOME, which npm needs): `child` is the npm process, and relative paths in
  * `env` are relative to the install.
  */
 export function spawnNpmStart(env: Record<string, string> = {}, options: NpmStartOptions = {}): ServiceProcess {
@@ -124,12 +125,7 @@ function launch(command: string, args: string[], { cwd, env, ownDir, group }: La
     cwd,
     detached: group,
     env: {
-      PATH: process.env.PATH ?? '',
-      // Under `--experimental-test-coverage` the service's own code counts too.
-      ...(process.env.NODE_V8_COVERAGE && { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE }),
-      // The suite's compiled code, kept between processes: each of the hundreds of services the
-      // tests start would otherwise strip and compile the same sources again.
-      ...(process.env.NODE_COMPILE_CACHE && { NODE_COMPILE_CACHE: resolve(process.env.NODE_COMPILE_CACHE) }),
+      ...suiteEnv(),
       HOST: '127.0.0.1',
       PORT: '0',
       ...env,

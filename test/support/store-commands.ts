@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { suiteEnv } from './child-env.ts'
 import { inReadOnlyFolder } from './read-only.ts'
 
 export const INSTALL = fileURLToPath(new URL('../..', import.meta.url))
@@ -22,7 +23,7 @@ export interface CommandOptions {
   readOnlyFolder?: string
 }
 
-/** `npm run backup` or `npm run restore` with `args`, `env` as the whole environment beside PATH. */
+/** `npm run backup` or `npm run restore` with `args`, `env` as the whole environment beside `suiteEnv`. */
 export function runStoreCommand(
   command: keyof typeof SCRIPTS,
   args: string[],
@@ -38,9 +39,8 @@ export function runStoreCommand(
   const child = spawn(program, programArgs, {
     cwd: options.cwd ?? INSTALL,
     env: {
-      PATH: process.env.PATH ?? '',
+      ...suiteEnv(),
       ...(options.npm && { HOME: process.env.HOME ?? '/' }),
-      ...(process.env.NODE_V8_COVERAGE && { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE }),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
