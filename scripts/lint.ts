@@ -5,15 +5,15 @@
  */
 import { spawn } from 'node:child_process'
 
-const checks = [
+const checks: [string, ...string[]][] = [
   ['eslint', '--cache', '--cache-location', 'node_modules/.cache/eslint/', '.'],
   ['prettier', '--check', '--cache', '.'],
   ['dpdm', '--no-warning', '--no-tree', '--exit-code', 'circular:1', 'src/**/*.ts'],
 ]
 
-function run([command, ...args]: string[]): Promise<boolean> {
+function run([command, ...args]: [string, ...string[]]): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn(command!, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     const output: Buffer[] = []
     child.stdout.on('data', (chunk: Buffer) => output.push(chunk))
     child.stderr.on('data', (chunk: Buffer) => output.push(chunk))

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { STORE_DEADLINE_MS } from '../../src/store/store.ts'
 
 export const HAPROXY = '/usr/sbin/haproxy'
 /** How often HAProxy asks each instance's `/readyz`, as a production proxy in front of it would. */
@@ -31,8 +32,8 @@ function config(dir: string, servers: Record<string, number>): string {
     '  timeout server 30s',
     '  timeout http-keep-alive 10s',
     // A check is not failed for being slow on a busy machine, only for being answered 503 or refused:
-    // `/readyz` itself answers 503 once the store has not answered within its 5 s.
-    '  timeout check 6s',
+    // `/readyz` itself answers 503 once the store has not answered within its deadline.
+    `  timeout check ${STORE_DEADLINE_MS + 1000}ms`,
     // A refused connection never reached the instance: trying another one is always safe.
     '  retries 3',
     '  option redispatch 1',
