@@ -7,10 +7,16 @@ import { BodySpool, ImportSpool, SpoolUnavailableError } from '../../src/formats
 import { ImportTooLargeError } from '../../src/formats/import-errors.ts'
 import type { CheckedBatch } from '../../src/formats/book-import.ts'
 
-// A temporary directory of this file's own: imports in other test files spool beside it in the shared one.
+// A temporary directory of this file's own: imports in other test files spool beside it in the
+// shared one. Given back when the file ends, as the files after it may run in this process.
 const ownTmp = await mkdtemp(join(tmpdir(), 'spool-test-'))
+const sharedTmp = process.env.TMPDIR
 process.env.TMPDIR = ownTmp
-after(() => rm(ownTmp, { recursive: true, force: true }))
+after(async () => {
+  if (sharedTmp === undefined) delete process.env.TMPDIR
+  else process.env.TMPDIR = sharedTmp
+  await rm(ownTmp, { recursive: true, force: true })
+})
 
 /** The files of this process's open descriptors that lie in the temporary directory, or are `also`. */
 async function openSpoolFiles(also?: string): Promise<string[]> {

@@ -1,13 +1,13 @@
-import { after } from 'node:test'
 import { PostgresStore } from '../../src/store/postgres/store.ts'
 import type { Store } from '../../src/store/store.ts'
+import { atFileEnd } from './file-end.ts'
 import { createTestSchema } from './postgres.ts'
 
 const unclosed = new Set<Store>()
 
 // Suites written for the in-memory SQLite store may not close what they open; an open pool would
 // keep the test process alive and leave its schema behind.
-after(async () => {
+atFileEnd(async () => {
   await Promise.all([...unclosed].map((store) => store.close()))
 })
 

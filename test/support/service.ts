@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { after } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { TEST_PASSWORD, TEST_SECRET, TEST_USERNAME } from '../helpers.ts'
 import { suiteEnv } from './child-env.ts'
+import { atFileEnd } from './file-end.ts'
 import { inReadOnlyFolder } from './read-only.ts'
 
 const INSTALL = fileURLToPath(new URL('../..', import.meta.url))
@@ -51,7 +51,7 @@ export interface SpawnOptions {
 const started = new Set<{ service: ServiceProcess; ownDir: boolean; group: boolean }>()
 
 // A test that fails half-way may leave its service running: nothing outlives the file.
-after(async () => {
+atFileEnd(async () => {
   await Promise.all([...started].map(({ service }) => service.stop('SIGKILL')))
   // A process npm started outlives npm when the signal did not reach it, and would hold the
   // pipes of the log open: the whole process group goes.

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after } from 'node:test'
+import { atFileEnd } from './file-end.ts'
 
 const made = new Set<string>()
 
-// Registered when the test file first imports this module, so it runs once that file's tests are done.
-after(() => {
+atFileEnd(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true })
   made.clear()
 })

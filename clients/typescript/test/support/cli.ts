@@ -6,20 +6,26 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, type TestContext } from 'node:test'
+import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { atFileEnd } from '../../../../test/support/file-end.ts'
+import { temporaryDirectory } from '../../../../test/support/temporary.ts'
 import { buildCommand } from '../../build.ts'
 
 export const NODE = fileURLToPath(new URL('../../../../node_modules/.bin/node', import.meta.url))
 
-// Built for this file alone from the sources as they are: test files run at once, and a
-// build in the package's own dist/ could be replaced under another file's feet.
-const built = (async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'book-catalogue-built-'))
-  after(() => rm(dir, { recursive: true, force: true }))
-  await buildCommand(dir)
-  return join(dir, 'book-catalogue.js')
-})()
+// Built from the sources as they are, for each test file in a folder of its own: files run at
+// once, and a build in the package's own dist/ could be replaced under another file's feet.
+let built: Promise<string> | undefined
+atFileEnd(() => (built = undefined))
+
+function command(): Promise<string> {
+  if (built === undefined) {
+    const dir = temporaryDirectory('book-catalogue-built-')
+    built = buildCommand(dir).then(() => join(dir, 'book-catalogue.js'))
+  }
+  return built
+}
 
 export interface Run {
   code: number | null
@@ -46,7 +52,7 @@ export interface Started {
 
 /** The command against the service at `url`, with a config folder of its own, removed when the test ends. */
 export async function cliFor(t: TestContext, url: string): Promise<Cli> {
-  const bin = await built
+  const bin = await command()
   const home = await mkdtemp(join(tmpdir(), 'book-catalogue-cli-'))
   t.after(() => rm(home, { recursive: true, force: true }))
   const envOf = (env: Record<string, string>) => ({
