@@ -1,0 +1,117 @@
+/**
+ * `npm test`'s runner: runs the test files as `node --test` does, each with the spec reporter, but
+ * in a few processes that each take the next file once done with one, instead of a process for
+ * every file: a fresh process loads the service's thousand modules again and runs their code cold,
+ * which was most of the suite's CPU (docs/operations.md#tests-that-need-more-than-node). A file's
+ * tests still run one at a time, and what a file leaves in the support modules is cleaned up
+ * before the next file runs (test/support/file-end.ts).
+ *
+ * node scripts/test.ts [--concurrency=N] [--global-setup=FILE] PATTERN...
+ */
+import { fork } from 'node:child_process'
+import { glob, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { dirname, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { parseArgs, stripVTControlCharacters } from 'node:util'
+import type { FileDone } from './test/worker-protocol.ts'
+
+interface GlobalSetup {
+  globalSetup?(): Promise<void>
+  globalTeardown?(): Promise<void>
+}
+
+const WORKER = new URL('test/worker.ts', import.meta.url)
+/** How long each file took in the last run: the longest start first, so that none is left last. */
+const DURATIONS = resolve('node_modules/.cache/test-durations.json')
+const SUMMARY_LINE = /^ℹ (?:tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) /
+
+const { values, positionals } = parseArgs({
+  options: { concurrency: { type: 'string', default: '4' }, 'global-setup': { type: 'string' } },
+  allowPositionals: true,
+})
+const concurrency = Number(values.concurrency)
+if (!Number.isInteger(concurrency) || concurrency < 1)
+  throw new Error(`--concurrency must be a positive integer, not ${values.concurrency}`)
+
+const files = new Set<string>()
+for (const pattern of positionals) for await (const file of glob(pattern, { exclude: (name) => name === 'node_modules' })) files.add(file)
+if (files.size === 0) {
+  console.error(`no test file matches ${positionals.join(' ')}`)
+  process.exit(1)
+}
+
+const lastDurations = await readFile(DURATIONS, 'utf8').then(
+  (text) => JSON.parse(text) as Record<string, number>,
+  (): Record<string, number> => ({}),
+)
+// A file not timed yet may be a long one: it goes first.
+const queue = [...files].sort((a, b) => (lastDurations[b] ?? Infinity) - (lastDurations[a] ?? Infinity) || a.localeCompare(b))
+
+const setup: GlobalSetup =
+  values['global-setup'] === undefined ? {} : ((await import(pathToFileURL(resolve(values['global-setup'])).href)) as GlobalSetup)
+await setup.globalSetup?.()
+
+const started = performance.now()
+const totals = { tests: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0 }
+const failedFiles: string[] = []
+const durations: Record<string, number> = {}
+
+function report(done: FileDone): void {
+  process.stdout.write(
+    `${done.output
+      .split('\n')
+      .filter((line) => !SUMMARY_LINE.test(stripVTControlCharacters(line)))
+      .join('\n')
+      .trimEnd()}\n`,
+  )
+  for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += done.counts[key]
+  if (done.counts.failed + done.counts.cancelled > 0) failedFiles.push(done.file)
+  durations[done.file] = Math.round(done.durationMs)
+}
+
+/** A worker that takes files from the queue until it is empty; one that dies fails its file, and another takes over. */
+function worker(): Promise<void> {
+  return new Promise((settle) => {
+    const child = fork(WORKER, { stdio: 'inherit' })
+    let current: string | undefined
+    const next = () => {
+      current = queue.shift()
+      if (current === undefined) child.disconnect()
+      else child.send(current)
+    }
+    child.on('message', (done: FileDone | 'ready') => {
+      if (done !== 'ready') report(done)
+      next()
+    })
+    child.on('exit', (code, signal) => {
+      if (current === undefined) return settle()
+      report({
+        file: current,
+        output: `✖ ${current}: its process ended (${signal ?? `code ${code}`}) before its tests did\n`,
+        counts: { tests: 1, passed: 0, failed: 1, cancelled: 0, skipped: 0, todo: 0 },
+        durationMs: 0,
+      })
+      settle(worker())
+    })
+  })
+}
+
+await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker))
+
+const lines = [
+  `tests ${totals.tests}`,
+  `pass ${totals.passed}`,
+  `fail ${totals.failed}`,
+  `cancelled ${totals.cancelled}`,
+  `skipped ${totals.skipped}`,
+  `todo ${totals.todo}`,
+  `files ${files.size}`,
+  `duration_ms ${(performance.now() - started).toFixed(0)}`,
+]
+console.log(lines.map((line) => `ℹ ${line}`).join('\n'))
+if (failedFiles.length > 0) console.log(`✖ failing files:\n${failedFiles.map((file) => `  ${file}`).join('\n')}`)
+await setup.globalTeardown?.()
+
+await mkdir(dirname(DURATIONS), { recursive: true })
+await writeFile(DURATIONS, JSON.stringify({ ...lastDurations, ...durations }))
+if (failedFiles.length > 0) process.exitCode = 1
