@@ -6,11 +6,14 @@
  * tests still run one at a time, and what a file leaves in the support modules is cleaned up
  * before the next file runs (test/support/file-end.ts).
  *
- * node scripts/test.ts [--concurrency=N] [--global-setup=FILE] PATTERN...
+ * node scripts/test.ts [--concurrency=N] [--global-setup=FILE] [--own-process=PATTERN]... PATTERN...
+ *
+ * A file that matches an --own-process pattern runs in a process of its own, as under `node --test`:
+ * for what happens once per process, such as a library's warning.
  */
 import { fork } from 'node:child_process'
 import { glob, mkdir, readFile, writeFile } from 'node:fs/promises'
-import { dirname, resolve } from 'node:path'
+import { dirname, matchesGlob, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs, stripVTControlCharacters } from 'node:util'
 import type { FileDone } from './test/worker-protocol.ts'
@@ -26,7 +29,11 @@ const DURATIONS = resolve('node_modules/.cache/test-durations.json')
 const SUMMARY_LINE = /^ℹ (?:tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) /
 
 const { values, positionals } = parseArgs({
-  options: { concurrency: { type: 'string', default: '4' }, 'global-setup': { type: 'string' } },
+  options: {
+    concurrency: { type: 'string', default: '4' },
+    'global-setup': { type: 'string' },
+    'own-process': { type: 'string', multiple: true, default: [] },
+  },
   allowPositionals: true,
 })
 const concurrency = Number(values.concurrency)
@@ -69,34 +76,68 @@ function report(done: FileDone): void {
   durations[done.file] = Math.round(done.durationMs)
 }
 
-/** A worker that takes files from the queue until it is empty; one that dies fails its file, and another takes over. */
-function worker(): Promise<void> {
-  return new Promise((settle) => {
-    const child = fork(WORKER, { stdio: 'inherit' })
-    let current: string | undefined
-    const next = () => {
-      current = queue.shift()
-      if (current === undefined) child.disconnect()
-      else child.send(current)
-    }
-    child.on('message', (done: FileDone | 'ready') => {
-      if (done !== 'ready') report(done)
-      next()
-    })
-    child.on('exit', (code, signal) => {
-      if (current === undefined) return settle()
-      report({
-        file: current,
-        output: `✖ ${current}: its process ended (${signal ?? `code ${code}`}) before its tests did\n`,
-        counts: { tests: 1, passed: 0, failed: 1, cancelled: 0, skipped: 0, todo: 0 },
-        durationMs: 0,
-      })
-      settle(worker())
-    })
-  })
+interface Worker {
+  /** Runs `file`; a worker that dies fails it. */
+  run(file: string): Promise<FileDone>
+  /** Lets the worker go, and waits for it to end. */
+  stop(): Promise<void>
+  alive(): boolean
 }
 
-await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker))
+function startWorker(): Worker {
+  const child = fork(WORKER, { stdio: 'inherit' })
+  let ended: string | undefined
+  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve((ended = signal ?? `code ${code}`))))
+  const ready = new Promise<boolean>((resolve) => {
+    child.once('message', () => resolve(true))
+    void exited.then(() => resolve(false))
+  })
+  let answer: ((done: FileDone) => void) | undefined
+  child.on('message', (message: FileDone | 'ready') => {
+    if (message !== 'ready') answer?.(message)
+  })
+  return {
+    async run(file) {
+      const answered = new Promise<FileDone>((resolve) => (answer = resolve))
+      if (await ready) child.send(file)
+      const done = await Promise.race([answered, exited.then(() => undefined)])
+      return (
+        done ?? {
+          file,
+          output: `✖ ${file}: its process ended (${ended}) before its tests did\n`,
+          counts: { tests: 1, passed: 0, failed: 1, cancelled: 0, skipped: 0, todo: 0 },
+          durationMs: 0,
+        }
+      )
+    },
+    async stop() {
+      if (child.connected) child.disconnect()
+      await exited
+    },
+    alive: () => ended === undefined,
+  }
+}
+
+/** Takes files from the queue until it is empty, each in the same worker unless it needs one of its own or the last died. */
+async function lane(): Promise<void> {
+  let worker: Worker | undefined
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    const alone = values['own-process'].some((pattern) => matchesGlob(file, pattern))
+    if (worker !== undefined && (alone || !worker.alive())) {
+      await worker.stop()
+      worker = undefined
+    }
+    worker ??= startWorker()
+    report(await worker.run(file))
+    if (alone) {
+      await worker.stop()
+      worker = undefined
+    }
+  }
+  await worker?.stop()
+}
+
+await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, lane))
 
 const lines = [
   `tests ${totals.tests}`,

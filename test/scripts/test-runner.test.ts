@@ -101,6 +101,24 @@ test('finds it gone, in the same process', () => {
   assert.ok(JSON.parse(await readFile(record, 'utf8')).folder)
 })
 
+test('a file matching --own-process runs in a process of its own; the others share one', async () => {
+  const dir = temporaryDirectory('test-runner-pids-')
+  const pidTest = (name: string) => `import { test } from 'node:test'
+import { writeFileSync } from 'node:fs'
+test('writes its pid', () => writeFileSync(${JSON.stringify(dir)} + '/${name}', String(process.pid)))`
+  const run = await runnerOn(
+    { 'a.test.mjs': pidTest('a'), 'b.test.mjs': pidTest('b'), 'c-alone.test.mjs': pidTest('c'), 'd.test.mjs': pidTest('d') },
+    ['--concurrency=1', '--own-process=*-alone.test.mjs', '*.test.mjs'],
+  )
+  assert.equal(run.code, 0, run.stdout)
+  const pid = (name: string) => readFile(join(dir, name), 'utf8')
+  const [a, b, c, d] = await Promise.all(['a', 'b', 'c', 'd'].map(pid))
+  assert.equal(a, b)
+  assert.notEqual(c, a)
+  assert.notEqual(d, c)
+  assert.notEqual(d, a)
+})
+
 test('a file whose support modules cannot be cleaned up after it fails', async () => {
   const run = await runnerOn(
     {

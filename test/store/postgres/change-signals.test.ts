@@ -22,7 +22,8 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 
 describe('postgres change signals', { skip: postgres.skip }, () => {
   it('listen again when the connection goes silent, and hear the commits after it, one question at a time', async (t) => {
-    // pg warns once a statement is sent while another waits for its answer on the same connection.
+    // pg warns once a statement is sent while another waits for its answer on the same connection,
+    // once per process: the file runs in a process of its own (npm test's --own-process).
     const warnings: string[] = []
     const heard = (warning: Error) => warnings.push(warning.message)
     process.on('warning', heard)

@@ -7,7 +7,7 @@ import { findPage } from '../../support/reads.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
-// In a process of its own: pg warns of a queue of statements once per process.
+// In a process of its own (npm test's --own-process): pg warns of a queue of statements once per process.
 describe("a PostgreSQL store's new connections", { skip: postgres.skip }, () => {
   it('are lent out with no statement queued on them', async (t) => {
     const warnings: Error[] = []
