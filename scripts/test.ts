@@ -16,7 +16,7 @@ import { glob, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, matchesGlob, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs, stripVTControlCharacters } from 'node:util'
-import type { FileDone } from './test/worker-protocol.ts'
+import type { FileEnd, WorkerMessage } from './test/worker-protocol.ts'
 
 interface GlobalSetup {
   globalSetup?(): Promise<void>
@@ -63,6 +63,11 @@ const totals = { tests: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo:
 const failedFiles: string[] = []
 const durations: Record<string, number> = {}
 
+/** A file's end, with what the reporter wrote of it. */
+interface FileDone extends FileEnd {
+  output: string
+}
+
 function report(done: FileDone): void {
   process.stdout.write(
     `${done.output
@@ -92,23 +97,26 @@ function startWorker(): Worker {
     child.once('message', () => resolve(true))
     void exited.then(() => resolve(false))
   })
-  let answer: ((done: FileDone) => void) | undefined
-  child.on('message', (message: FileDone | 'ready') => {
-    if (message !== 'ready') answer?.(message)
+  let output = ''
+  let answer: ((end: FileEnd) => void) | undefined
+  child.on('message', (message: WorkerMessage) => {
+    if (message === 'ready') return
+    if ('output' in message) output += message.output
+    else answer?.(message.end)
   })
   return {
     async run(file) {
-      const answered = new Promise<FileDone>((resolve) => (answer = resolve))
+      output = ''
+      const answered = new Promise<FileEnd>((resolve) => (answer = resolve))
       if (await ready) child.send(file)
-      const done = await Promise.race([answered, exited.then(() => undefined)])
-      return (
-        done ?? {
-          file,
-          output: `✖ ${file}: its process ended (${ended}) before its tests did\n`,
-          counts: { tests: 1, passed: 0, failed: 1, cancelled: 0, skipped: 0, todo: 0 },
-          durationMs: 0,
-        }
-      )
+      const end = await Promise.race([answered, exited.then(() => undefined)])
+      if (end !== undefined) return { ...end, output }
+      return {
+        file,
+        output: `${output}✖ ${file}: its process ended (${ended}) before its tests did\n`,
+        counts: { tests: 1, passed: 0, failed: 1, cancelled: 0, skipped: 0, todo: 0 },
+        durationMs: 0,
+      }
     },
     async stop() {
       if (child.connected) child.disconnect()

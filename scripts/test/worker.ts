@@ -1,27 +1,28 @@
 /**
  * A process of `npm test` (scripts/test.ts): runs the test files it is handed one after another,
- * each with the spec reporter, and answers with what the reporter wrote and the file's counts.
+ * each with the spec reporter, and tells the runner what the reporter writes and each file's end.
  */
 import { run } from 'node:test'
 import { spec } from 'node:test/reporters'
 import { fileEnded } from '../../test/support/file-end.ts'
-import type { FileDone } from './worker-protocol.ts'
+import type { FileCounts, FileEnd, WorkerMessage } from './worker-protocol.ts'
 
-async function runFile(file: string): Promise<FileDone> {
+const tell = (message: WorkerMessage) => process.send?.(message)
+
+async function runFile(file: string): Promise<FileEnd> {
   const started = performance.now()
   // The file's run ends when nothing but the channel to the runner is left to wait for, as a
   // file's own process would exit.
   process.channel?.unref()
   const stream = run({ files: [file], isolation: 'none' })
-  let counts: FileDone['counts'] | undefined
-  stream.on('test:summary', (summary: { counts: FileDone['counts'] }) => (counts = summary.counts))
-  let output = ''
-  for await (const chunk of stream.compose(spec)) output += String(chunk)
+  let counts: FileCounts | undefined
+  stream.on('test:summary', (summary: { counts: FileCounts }) => (counts = summary.counts))
+  for await (const chunk of stream.compose(spec)) tell({ output: String(chunk) })
   // What the file's support modules hold (services, stores, folders) goes before the next file.
   const cleanedUp = await fileEnded().then(
     () => true,
     (err: unknown) => {
-      output += `✖ ${file}: cleaning up after it failed: ${err instanceof Error ? err.stack : String(err)}\n`
+      tell({ output: `✖ ${file}: cleaning up after it failed: ${err instanceof Error ? err.stack : String(err)}\n` })
       return false
     },
   )
@@ -29,13 +30,13 @@ async function runFile(file: string): Promise<FileDone> {
   // A file whose run never summed up, or that left what could not be cleaned up, failed as a whole.
   const summed = counts ?? { tests: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0 }
   const failedAsWhole = counts === undefined || !cleanedUp ? 1 : 0
-  return { file, output, counts: { ...summed, failed: summed.failed + failedAsWhole }, durationMs: performance.now() - started }
+  return { file, counts: { ...summed, failed: summed.failed + failedAsWhole }, durationMs: performance.now() - started }
 }
 
 process.on('message', (file: string) => {
-  void runFile(file).then((done) => process.send?.(done))
+  void runFile(file).then((end) => tell({ end }))
 })
 // Asks for the first file: one sent before this process listened would be lost.
-process.send?.('ready')
+tell('ready')
 // The tests may leave a handle open; the files are done when the runner lets go.
 process.on('disconnect', () => process.exit())

@@ -61,13 +61,14 @@ test('all passing is a success', async () => {
 test('a file whose process dies fails, and the files after it still run', async () => {
   const run = await runnerOn(
     {
-      'a-dies.test.mjs': `import { test } from 'node:test'\ntest('dies', () => process.exit(3))`,
+      'a-dies.test.mjs': `import { test } from 'node:test'\ntest('passes first', () => {})\ntest('dies', () => new Promise(() => setTimeout(() => process.exit(3), 100)))`,
       'b-runs.test.mjs': `import { test } from 'node:test'\ntest('runs after it', () => {})`,
     },
     ['--concurrency=1', '*.test.mjs'],
   )
   assert.equal(run.code, 1, run.stdout)
-  assert.match(run.stdout, /✖ a-dies\.test\.mjs: its process ended \(code 3\) before its tests did/)
+  // What ran before the end is told, then the end.
+  assert.match(run.stdout, /✔ passes first[^\n]*\n✖ a-dies\.test\.mjs: its process ended \(code 3\) before its tests did/)
   assert.match(run.stdout, /✔ runs after it/)
   assert.match(run.stdout, /ℹ pass 1\nℹ fail 1\n/)
 })
