@@ -13,7 +13,7 @@
  */
 import { fork } from 'node:child_process'
 import { glob, mkdir, readFile, writeFile } from 'node:fs/promises'
-import { dirname, matchesGlob, resolve } from 'node:path'
+import { basename, dirname, matchesGlob, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs, stripVTControlCharacters } from 'node:util'
 import type { FileEnd, WorkerMessage } from './test/worker-protocol.ts'
@@ -41,7 +41,8 @@ if (!Number.isInteger(concurrency) || concurrency < 1)
   throw new Error(`--concurrency must be a positive integer, not ${values.concurrency}`)
 
 const files = new Set<string>()
-for (const pattern of positionals) for await (const file of glob(pattern, { exclude: (name) => name === 'node_modules' })) files.add(file)
+for (const pattern of positionals)
+  for await (const file of glob(pattern, { exclude: (path) => basename(path) === 'node_modules' })) files.add(file)
 if (files.size === 0) {
   console.error(`no test file matches ${positionals.join(' ')}`)
   process.exit(1)
