@@ -1,8 +1,8 @@
 /**
  * `npm test`'s runner: runs the test files as `node --test` does, each with the spec reporter, but
  * in a few processes that each take the next file once done with one, instead of a process for
- * every file: a fresh process loads the service's thousand modules again and runs their code cold,
- * which was most of the suite's CPU (docs/operations.md#tests-that-need-more-than-node). A file's
+ * every file: a fresh process loads the service's thousand modules again and runs their code
+ * cold, at a cost in CPU that docs/operations.md#tests-that-need-more-than-node gives. A file's
  * tests still run one at a time, and what a file leaves in the support modules is cleaned up
  * before the next file runs (test/support/file-end.ts).
  *
