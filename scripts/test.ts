@@ -16,7 +16,7 @@ import { glob, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { basename, dirname, matchesGlob, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs, stripVTControlCharacters } from 'node:util'
-import type { FileEnd, WorkerMessage } from './test/worker-protocol.ts'
+import { NO_TESTS, type FileEnd, type WorkerMessage } from './test/worker-protocol.ts'
 
 interface GlobalSetup {
   globalSetup?(): Promise<void>
@@ -60,7 +60,7 @@ const setup: GlobalSetup =
 await setup.globalSetup?.()
 
 const started = performance.now()
-const totals = { tests: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0 }
+const totals = { ...NO_TESTS }
 const failedFiles: string[] = []
 const durations: Record<string, number> = {}
 
@@ -115,7 +115,7 @@ function startWorker(): Worker {
       return {
         file,
         output: `${output}✖ ${file}: its process ended (${ended}) before its tests did\n`,
-        counts: { tests: 1, passed: 0, failed: 1, cancelled: 0, skipped: 0, todo: 0 },
+        counts: { ...NO_TESTS, tests: 1, failed: 1 },
         durationMs: 0,
       }
     },

@@ -7,6 +7,9 @@ export interface FileCounts {
   todo: number
 }
 
+/** The counts of a file with no test; a file that failed as a whole adds one test, failed. */
+export const NO_TESTS: Readonly<FileCounts> = { tests: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0 }
+
 /** A test file's end, as a worker of `npm test` tells it. */
 export interface FileEnd {
   file: string

@@ -5,7 +5,7 @@
 import { run } from 'node:test'
 import { spec } from 'node:test/reporters'
 import { fileEnded } from '../../test/support/file-end.ts'
-import type { FileCounts, FileEnd, WorkerMessage } from './worker-protocol.ts'
+import { NO_TESTS, type FileCounts, type FileEnd, type WorkerMessage } from './worker-protocol.ts'
 
 const tell = (message: WorkerMessage) => process.send?.(message)
 
@@ -28,7 +28,7 @@ async function runFile(file: string): Promise<FileEnd> {
   )
   process.channel?.ref()
   // A file whose run never summed up, or that left what could not be cleaned up, failed as a whole.
-  const summed = counts ?? { tests: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0 }
+  const summed = counts ?? NO_TESTS
   const failedAsWhole = counts === undefined || !cleanedUp ? 1 : 0
   return { file, counts: { ...summed, failed: summed.failed + failedAsWhole }, durationMs: performance.now() - started }
 }
