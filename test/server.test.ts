@@ -6,7 +6,7 @@ import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { loadMigrations } from '../src/store/migrations.ts'
 import { storeEngines } from './helpers.ts'
-import { adminQuery, connectAdmin, createTestSchema, sessionsWaitingFor } from './support/postgres.ts'
+import { adminQuery, connectAdmin, schemaForTest, sessionsWaitingFor } from './support/postgres.ts'
 import { serviceEnv, spawnService } from './support/service.ts'
 import { startSlowLogin, tryToConnect } from './support/slow-request.ts'
 
@@ -119,11 +119,10 @@ describe('graceful shutdown', () => {
       `on SIGTERM while migrating, lets the migrations finish, never listens, and exits 0 (WORKERS=${workers})`,
       { ...GIVE_UP, skip: postgres.skip },
       async (t) => {
-        const schema = await createTestSchema()
-        t.after(() => schema.drop())
+        const schema = await schemaForTest(t)
         // While this transaction holds the name schema_migrations, the service's migrations wait for it.
         const gate = await connectAdmin()
-        t.after(() => gate.end())
+        schema.closeFirst(() => gate.end())
         await gate.query('BEGIN')
         await gate.query(`CREATE TABLE ${schema.name}.schema_migrations (version integer)`)
 

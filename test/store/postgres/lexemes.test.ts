@@ -5,7 +5,7 @@ import { loadMigrations } from '../../../src/store/migrations.ts'
 import { lexemesOf, wordsOf } from '../../../src/store/postgres/lexemes.ts'
 import { PostgresStore } from '../../../src/store/postgres/store.ts'
 import { storeEngines } from '../../helpers.ts'
-import { createTestSchema } from '../../support/postgres.ts'
+import { schemaForTest } from '../../support/postgres.ts'
 import { seededRandom, testSeed } from '../../support/seed.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
@@ -23,11 +23,10 @@ function wordLists(seed: number, count: number): [string, string][] {
 
 /** A schema of its own with no tables yet, and a client connected to it; both go when the test ends. */
 async function emptySchema(t: TestContext) {
-  const schema = await createTestSchema()
-  t.after(() => schema.drop())
+  const schema = await schemaForTest(t)
   const client = new pg.Client({ connectionString: schema.url })
   await client.connect()
-  t.after(() => client.end())
+  schema.closeFirst(() => client.end())
   return { schema, client }
 }
 
@@ -71,10 +70,9 @@ it('sends, for any words, the lexemes that book_lexemes() makes of them', { skip
 })
 
 it('stores the lexemes of its words with every book that each write stores or changes', { skip: postgres.skip }, async (t) => {
-  const schema = await createTestSchema()
-  t.after(() => schema.drop())
+  const schema = await schemaForTest(t)
   const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
-  t.after(() => store.close())
+  schema.closeFirst(() => store.close())
   const created = await store.books.create('ada', { title: 'The Left Hand of Darkness', author: 'Ursula K. Le Guin', year: 1969 })
   const imported = await store.transaction(({ books }) =>
     books.createMany('ada', [
@@ -89,7 +87,7 @@ it('stores the lexemes of its words with every book that each write stores or ch
   await store.books.restore('ada', imported[1]!)
   const client = new pg.Client({ connectionString: schema.url })
   await client.connect()
-  t.after(() => client.end())
+  schema.closeFirst(() => client.end())
   const { rows } = await client.query<{ title: string; words: string; made: string }>(
     `SELECT title, words::text AS words, book_lexemes(title_words || ' ' || author_words)::text AS made FROM books ORDER BY id`,
   )
@@ -108,7 +106,7 @@ it(
     const { schema, client } = await emptySchema(t)
     // The store applies the migrations.
     const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
-    t.after(() => store.close())
+    schema.closeFirst(() => store.close())
     // The statements of the version before migration 026, which left the column to its expression.
     const { rows: inserted } = await client.query<{ id: string }>(
       `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
