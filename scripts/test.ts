@@ -6,17 +6,20 @@
  * tests still run one at a time, and what a file leaves in the support modules is cleaned up
  * before the next file runs (test/support/file-end.ts).
  *
- * node scripts/test.ts [--concurrency=N] [--global-setup=FILE] [--own-process=PATTERN]... PATTERN...
+ * node scripts/test.ts [--concurrency=N] [--global-setup=FILE] [--own-process=PATTERN]... [--file-timeout=S] PATTERN...
  *
  * A file that matches an --own-process pattern runs in a process of its own, as under `node --test`:
- * for what happens once per process, such as a library's warning.
+ * for what happens once per process, such as a library's warning. A file not done after
+ * --file-timeout seconds (300) fails, naming what its process still holds open, and its process
+ * is killed: a file's run ends only once nothing of it is left open, and one that leaves a
+ * connection or a timer behind would otherwise hold the whole run for ever.
  */
 import { fork } from 'node:child_process'
 import { glob, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { basename, dirname, matchesGlob, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs, stripVTControlCharacters } from 'node:util'
-import { NO_TESTS, type FileEnd, type WorkerMessage } from './test/worker-protocol.ts'
+import { NO_TESTS, type FileEnd, type RunnerMessage, type WorkerMessage } from './test/worker-protocol.ts'
 
 interface GlobalSetup {
   globalSetup?(): Promise<void>
@@ -33,12 +36,15 @@ const { values, positionals } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     'global-setup': { type: 'string' },
     'own-process': { type: 'string', multiple: true, default: [] },
+    'file-timeout': { type: 'string', default: '300' },
   },
   allowPositionals: true,
 })
 const concurrency = Number(values.concurrency)
 if (!Number.isInteger(concurrency) || concurrency < 1)
   throw new Error(`--concurrency must be a positive integer, not ${values.concurrency}`)
+const fileTimeoutMs = Number(values['file-timeout']) * 1000
+if (!(fileTimeoutMs > 0)) throw new Error(`--file-timeout must be a positive number of seconds, not ${values['file-timeout']}`)
 
 const files = new Set<string>()
 for (const pattern of positionals)
@@ -100,24 +106,49 @@ function startWorker(): Worker {
   })
   let output = ''
   let answer: ((end: FileEnd) => void) | undefined
+  let holds: ((resources: string[]) => void) | undefined
   child.on('message', (message: WorkerMessage) => {
     if (message === 'ready') return
     if ('output' in message) output += message.output
+    else if ('holding' in message) holds?.(message.holding)
     else answer?.(message.end)
   })
+  const failed = (file: string, why: string, durationMs: number): FileDone => ({
+    file,
+    output: `${output}✖ ${file}: ${why}\n`,
+    counts: { ...NO_TESTS, tests: 1, failed: 1 },
+    durationMs,
+  })
+  /** What the worker's event loop still waits for; nothing if it does not say within a second. */
+  const holding = () =>
+    new Promise<string[]>((resolve) => {
+      holds = resolve
+      if (child.connected) child.send('holding' satisfies RunnerMessage)
+      setTimeout(() => resolve([]), 1000).unref()
+    })
   return {
     async run(file) {
       output = ''
+      const began = performance.now()
       const answered = new Promise<FileEnd>((resolve) => (answer = resolve))
-      if (await ready) child.send(file)
-      const end = await Promise.race([answered, exited.then(() => undefined)])
-      if (end !== undefined) return { ...end, output }
-      return {
-        file,
-        output: `${output}✖ ${file}: its process ended (${ended}) before its tests did\n`,
-        counts: { ...NO_TESTS, tests: 1, failed: 1 },
-        durationMs: 0,
+      if (await ready) child.send({ file } satisfies RunnerMessage)
+      let timer: NodeJS.Timeout | undefined
+      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), fileTimeoutMs)))
+      const end = await Promise.race([answered, exited.then(() => undefined), timedOut])
+      clearTimeout(timer)
+      if (end === 'timeout') {
+        const open = await holding()
+        child.kill('SIGKILL')
+        await exited
+        return failed(
+          file,
+          `not done after ${fileTimeoutMs / 1000} s, its process still holding ${open.join(', ') || 'nothing it could name'}`,
+          // Timed as long as it ran, so that the next run starts it first.
+          performance.now() - began,
+        )
       }
+      if (end !== undefined) return { ...end, output }
+      return failed(file, `its process ended (${ended}) before its tests did`, performance.now() - began)
     },
     async stop() {
       if (child.connected) child.disconnect()

@@ -19,6 +19,10 @@ export interface FileEnd {
 
 /**
  * What a worker sends: that it is ready for a file, what the spec reporter writes of the file as
- * it goes (so that a worker that dies has told what ran up to then), then the file's end.
+ * it goes (so that a worker that dies has told what ran up to then), then the file's end; and,
+ * when the runner asks of a file that takes too long, what its event loop still waits for.
  */
-export type WorkerMessage = 'ready' | { output: string } | { end: FileEnd }
+export type WorkerMessage = 'ready' | { output: string } | { end: FileEnd } | { holding: string[] }
+
+/** What the runner sends: a file to run, or 'holding' to ask what keeps the file from ending. */
+export type RunnerMessage = { file: string } | 'holding'

@@ -5,12 +5,26 @@
 import { run } from 'node:test'
 import { spec } from 'node:test/reporters'
 import { fileEnded } from '../../test/support/file-end.ts'
-import { NO_TESTS, type FileCounts, type FileEnd, type WorkerMessage } from './worker-protocol.ts'
+import { NO_TESTS, type FileCounts, type FileEnd, type RunnerMessage, type WorkerMessage } from './worker-protocol.ts'
 
 const tell = (message: WorkerMessage) => process.send?.(message)
 
+/** What the event loop held before the file began: the process's own channel and output. */
+let before: string[] = []
+
+/** What the event loop holds now that it did not before the file began. */
+function heldByFile(): string[] {
+  const left = [...before]
+  return process.getActiveResourcesInfo().filter((resource) => {
+    const at = left.indexOf(resource)
+    if (at !== -1) left.splice(at, 1)
+    return at === -1
+  })
+}
+
 async function runFile(file: string): Promise<FileEnd> {
   const started = performance.now()
+  before = process.getActiveResourcesInfo()
   // The file's run ends when nothing but the channel to the runner is left to wait for, as a
   // file's own process would exit.
   process.channel?.unref()
@@ -33,8 +47,9 @@ async function runFile(file: string): Promise<FileEnd> {
   return { file, counts: { ...summed, failed: summed.failed + failedAsWhole }, durationMs: performance.now() - started }
 }
 
-process.on('message', (file: string) => {
-  void runFile(file).then((end) => tell({ end }))
+process.on('message', (message: RunnerMessage) => {
+  if (message === 'holding') tell({ holding: heldByFile() })
+  else void runFile(message.file).then((end) => tell({ end }))
 })
 // Asks for the first file: one sent before this process listened would be lost.
 tell('ready')

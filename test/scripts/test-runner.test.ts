@@ -120,6 +120,30 @@ test('writes its pid', () => writeFileSync(${JSON.stringify(dir)} + '/${name}', 
   assert.notEqual(d, a)
 })
 
+// Without the time limit the run would never end: the limit of this test makes that a failure.
+test(
+  'a file that leaves something open fails after --file-timeout, naming it, and the files after it still run',
+  { timeout: 60_000 },
+  async () => {
+    const run = await runnerOn(
+      {
+        'a-leaves.test.mjs': `import { test } from 'node:test'
+import { createServer } from 'node:net'
+test('passes, and leaves a server listening', () => { createServer().listen(0, '127.0.0.1') })`,
+        'b-runs.test.mjs': `import { test } from 'node:test'\ntest('runs after it', () => {})`,
+      },
+      ['--concurrency=1', '--file-timeout=2', '*.test.mjs'],
+    )
+    assert.equal(run.code, 1, run.stdout)
+    assert.match(
+      run.stdout,
+      /✔ passes, and leaves a server listening[^\n]*\n✖ a-leaves\.test\.mjs: not done after 2 s, its process still holding TCPServerWrap\n/,
+    )
+    assert.match(run.stdout, /✔ runs after it/)
+    assert.match(run.stdout, /✖ failing files:\n {2}a-leaves\.test\.mjs\n/)
+  },
+)
+
 test('a file whose support modules cannot be cleaned up after it fails', async () => {
   const run = await runnerOn(
     {
