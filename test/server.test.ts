@@ -6,9 +6,10 @@ import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { loadMigrations } from '../src/store/migrations.ts'
 import { storeEngines } from './helpers.ts'
-import { adminQuery, connectAdmin, schemaForTest, sessionsWaitingFor } from './support/postgres.ts'
+import { adminQuery, connectAdmin, createTestSchema, sessionsWaitingFor } from './support/postgres.ts'
 import { serviceEnv, spawnService } from './support/service.ts'
 import { startSlowLogin, tryToConnect } from './support/slow-request.ts'
+import { droppedWhenSuiteEnds } from './support/temporary.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
@@ -35,6 +36,7 @@ function getOnce(port: number, path: string): Promise<Outcome> {
 const GIVE_UP = { timeout: 120_000 }
 
 describe('graceful shutdown', () => {
+  const dropAtEnd = droppedWhenSuiteEnds()
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`on ${signal}, stops listening, finishes the request in flight, closes the store and exits 0`, GIVE_UP, async () => {
       const service = spawnService(serviceEnv('sqlite:books.db'))
@@ -119,10 +121,11 @@ describe('graceful shutdown', () => {
       `on SIGTERM while migrating, lets the migrations finish, never listens, and exits 0 (WORKERS=${workers})`,
       { ...GIVE_UP, skip: postgres.skip },
       async (t) => {
-        const schema = await schemaForTest(t)
+        const schema = await createTestSchema()
+        dropAtEnd(schema)
         // While this transaction holds the name schema_migrations, the service's migrations wait for it.
         const gate = await connectAdmin()
-        schema.closeFirst(() => gate.end())
+        t.after(() => gate.end())
         await gate.query('BEGIN')
         await gate.query(`CREATE TABLE ${schema.name}.schema_migrations (version integer)`)
 

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout } from 'node:timers/promises'
-import type { TestContext } from 'node:test'
 import pg from 'pg'
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
@@ -77,32 +76,6 @@ export async function createTestSchema(): Promise<TestSchema> {
       await adminQuery(`DROP SCHEMA IF EXISTS ${name} CASCADE`)
     },
   }
-}
-
-/** A test's schema, and what uses it, closed before the schema is dropped. */
-export interface OwnSchema extends TestSchema {
-  /** Closes `close`'s resource when the test ends, before the schema is dropped; the last given closes first. */
-  closeFirst(close: () => unknown): void
-}
-
-/**
- * A new, empty schema for the test `t`, dropped when the test ends once what uses it is closed.
- * node:test runs a test's after hooks in the order they were added, and one that fails skips those
- * after it: a drop added before the store's close would run while the store still used the
- * schema, could deadlock with its statements, and then leave the store and its connections open,
- * so that the test file never ended.
- */
-export async function schemaForTest(t: TestContext): Promise<OwnSchema> {
-  const schema = await createTestSchema()
-  const users: (() => unknown)[] = []
-  t.after(async () => {
-    try {
-      for (const close of users.reverse()) await close()
-    } finally {
-      await schema.drop()
-    }
-  })
-  return { ...schema, closeFirst: (close) => users.push(close) }
 }
 
 /**

@@ -5,8 +5,9 @@ import { loadMigrations } from '../../../src/store/migrations.ts'
 import { lexemesOf, wordsOf } from '../../../src/store/postgres/lexemes.ts'
 import { PostgresStore } from '../../../src/store/postgres/store.ts'
 import { storeEngines } from '../../helpers.ts'
-import { schemaForTest } from '../../support/postgres.ts'
+import { createTestSchema } from '../../support/postgres.ts'
 import { seededRandom, testSeed } from '../../support/seed.ts'
+import { droppedWhenSuiteEnds } from '../../support/temporary.ts'
 
 const postgres = storeEngines.find((engine) => engine.name === 'postgres')!
 
@@ -21,12 +22,16 @@ function wordLists(seed: number, count: number): [string, string][] {
   return [['', ''], ['  a  b  ', ''], ['the the the', 'the'], ...Array.from({ length: count }, (): [string, string] => [list(), list()])]
 }
 
-/** A schema of its own with no tables yet, and a client connected to it; both go when the test ends. */
+// Each test's schema goes once the file's tests are done, after what each test closes itself.
+const dropAtEnd = droppedWhenSuiteEnds()
+
+/** A schema of its own with no tables yet, and a client connected to it, closed when the test ends. */
 async function emptySchema(t: TestContext) {
-  const schema = await schemaForTest(t)
+  const schema = await createTestSchema()
+  dropAtEnd(schema)
   const client = new pg.Client({ connectionString: schema.url })
   await client.connect()
-  schema.closeFirst(() => client.end())
+  t.after(() => client.end())
   return { schema, client }
 }
 
@@ -70,9 +75,10 @@ it('sends, for any words, the lexemes that book_lexemes() makes of them', { skip
 })
 
 it('stores the lexemes of its words with every book that each write stores or changes', { skip: postgres.skip }, async (t) => {
-  const schema = await schemaForTest(t)
+  const schema = await createTestSchema()
+  dropAtEnd(schema)
   const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
-  schema.closeFirst(() => store.close())
+  t.after(() => store.close())
   const created = await store.books.create('ada', { title: 'The Left Hand of Darkness', author: 'Ursula K. Le Guin', year: 1969 })
   const imported = await store.transaction(({ books }) =>
     books.createMany('ada', [
@@ -87,7 +93,7 @@ it('stores the lexemes of its words with every book that each write stores or ch
   await store.books.restore('ada', imported[1]!)
   const client = new pg.Client({ connectionString: schema.url })
   await client.connect()
-  schema.closeFirst(() => client.end())
+  t.after(() => client.end())
   const { rows } = await client.query<{ title: string; words: string; made: string }>(
     `SELECT title, words::text AS words, book_lexemes(title_words || ' ' || author_words)::text AS made FROM books ORDER BY id`,
   )
@@ -106,7 +112,7 @@ it(
     const { schema, client } = await emptySchema(t)
     // The store applies the migrations.
     const store = await PostgresStore.open({ url: schema.url, poolSize: 2, connectTimeoutMs: 2000, queryTimeoutMs: 4000 })
-    schema.closeFirst(() => store.close())
+    t.after(() => store.close())
     // The statements of the version before migration 026, which left the column to its expression.
     const { rows: inserted } = await client.query<{ id: string }>(
       `INSERT INTO books (title, author, year, title_folded, author_folded, title_words, author_words)
