@@ -36,8 +36,13 @@ export interface Measurement {
   ceilingCpuMicrosecondsPerRequest: Spread
   /** What the ceiling allocates per request: node:http's own share of the service's. */
   ceilingBytesPerRequest: Spread
-  /** Over every run: answers of 400 or above, socket errors and timeouts. */
+  /**
+   * Over every run, the answers not as the step asks: of 400 or above, socket errors and timeouts;
+   * where the step asks for refusals, those not refused.
+   */
   errors: number
+  /** Whether the step asks for refusals. */
+  refused: boolean
   runs: Run[]
   ceilingRuns: Run[]
 }
@@ -139,17 +144,18 @@ export async function measureSteps(
         ceilingRequestsPerSecond: of(ceilings, (r) => r.requestsPerSecond),
         ceilingCpuMicrosecondsPerRequest: of(ceilings, (r) => r.cpuMicrosecondsPerRequest),
         ceilingBytesPerRequest: of(ceilings, (r) => r.bytesPerRequest ?? 0),
-        errors: runs.reduce((sum, r) => sum + r.errors, 0),
+        errors: runs.reduce((sum, r) => sum + (workload.refused ? r.requests - r.errors : r.errors), 0),
+        refused: workload.refused === true,
         runs,
         ceilingRuns: ceilings,
       }
       measurements.push(measurement)
-      const problems = measurement.errors > 0 ? `  (${measurement.errors} errors or non-2xx)` : ''
+      const trouble = measurement.errors > 0 ? `  (${problems(measurement)})` : ''
       log(
         `  ${step.name.padEnd(24)} ratio ${describeSpread(measurement.ratio, 2)}, ${describeSpread(measurement.requestsPerSecond)} req/s ` +
           `(ceiling ${describeSpread(measurement.ceilingRequestsPerSecond)}); CPU µs/request ${describeSpread(measurement.cpuMicrosecondsPerRequest)} ` +
           `(ceiling ${measurement.ceilingCpuMicrosecondsPerRequest.median.toFixed(0)}); bytes/request ${describeSpread(measurement.bytesPerRequest)} ` +
-          `(ceiling ${measurement.ceilingBytesPerRequest.median.toFixed(0)})${problems}`,
+          `(ceiling ${measurement.ceilingBytesPerRequest.median.toFixed(0)})${trouble}`,
       )
     }
   } finally {
@@ -157,6 +163,11 @@ export async function measureSteps(
     rmSync(counts, { recursive: true, force: true })
   }
   return measurements
+}
+
+/** What went otherwise than `measurement`'s step asked, for a report. */
+export function problems({ errors, refused }: Measurement): string {
+  return refused ? `${errors} not refused` : `${errors} errors or non-2xx`
 }
 
 /** Starts the service as `options` say, on the servers' CPUs, measures `steps` against it, and stops it. */

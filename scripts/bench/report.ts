@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
-import { describeSpread, type Measurement } from './measure.ts'
+import { describeSpread, problems, type Measurement } from './measure.ts'
 
 export interface Section {
   title: string
@@ -49,7 +49,7 @@ export function table(sections: Section[]): string {
         describeSpread(m.bytesPerRequest),
         m.ceilingBytesPerRequest.median.toFixed(0),
       ]
-      lines.push(`| ${cells.join(' | ')} |${m.errors > 0 ? ` ${m.errors} errors or non-2xx` : ''}`)
+      lines.push(`| ${cells.join(' | ')} |${m.errors > 0 ? ` ${problems(m)}` : ''}`)
     }
   }
   return lines.join('\n')

@@ -28,6 +28,8 @@ export interface Workload {
    */
   paths?: string[]
   once?: boolean
+  /** Every answer is a refusal (400 or above), as the step asks: wrk counts each one as an error. */
+  refused?: boolean
 }
 
 /** One run of wrk against one server. */

@@ -1,7 +1,8 @@
 /**
- * Reading a book as each kind of caller: the configured pair's token, a stored user's token and
- * a key, in one run so that they share the ceiling; then the p99 of one client's reads while
- * stored users log in 20 times a second, against the same reads without them.
+ * Reading a book as each kind of caller: the configured pair's token, a stored user's token, a
+ * key, and a forged or a malformed token, refused, in one run so that they share the ceiling; then
+ * the p99 of one client's reads while stored users log in 20 times a second, against the same
+ * reads without them.
  */
 import { join } from 'node:path'
 import { Agent } from 'node:http'
@@ -31,13 +32,13 @@ async function userToken(service: Service, admin: string, username: string): Pro
   return String((await send(service, 'POST', '/token', undefined, { username, password: PASSWORD })).token)
 }
 
-/** `read` as another caller: the same requests with another `Authorization`. */
-function readAs(name: string, credential: (context: StepContext) => Promise<string>): Step {
+/** `read` as another caller: the same requests with another `Authorization`, refused when `refused`. */
+function readAs(name: string, credential: (context: StepContext) => Promise<string>, refused = false): Step {
   return {
     name,
     workload: async (context) => {
       const workload = await read.workload(context)
-      return { ...workload, headers: { authorization: await credential(context) } }
+      return { ...workload, headers: { authorization: await credential(context) }, refused }
     },
   }
 }
@@ -46,6 +47,17 @@ const readAsUser = readAs('GET /book/{id}, a user', (context) => userToken(conte
 const readWithKey = readAs('GET /book/{id}, a key', async ({ service, token }) =>
   String((await send(service, 'POST', '/keys', token, { name: 'bench', role: 'reader' })).key),
 )
+// What a client without a valid token sends: a token of the service's own shape whose signature
+// was altered (a forgery, or a token cut or mangled on its way), and text that is no token at all.
+const readWithForgedToken = readAs(
+  'GET /book/{id}, a forged token',
+  async ({ token }) => {
+    const signature = token.lastIndexOf('.') + 1
+    return `${token.slice(0, signature)}${token[signature] === 'A' ? 'B' : 'A'}${token.slice(signature + 1)}`
+  },
+  true,
+)
+const readWithMalformedToken = readAs('GET /book/{id}, a malformed token', async () => 'not-a-token', true)
 
 /** Another client's reads, one at a time for `seconds`: their p99 and p50 in ms. */
 async function reads(service: Service, token: string, ids: number[], seconds: number) {
@@ -108,10 +120,11 @@ async function underLogins(title: string, options: ServiceOptions, context: Benc
   }
 }
 
-const steps = [read, readAsUser, readWithKey]
+const steps = [read, readAsUser, readWithKey, readWithForgedToken, readWithMalformedToken]
 
 const suite: Suite = {
-  description: 'GET /book/{id} with a user token and a key against the configured pair; reads while users log in 20 times a second',
+  description:
+    'GET /book/{id} with a user token, a key, a forged and a malformed token against the configured pair; reads while users log in 20 times a second',
   async run(context) {
     const sqliteOptions = { dbUrl: `sqlite:${join(context.work, 'accounts.db')}` }
     const sqlite = await measureSection('SQLite', sqliteOptions, steps, context)
