@@ -103,8 +103,10 @@ export const authenticate = fp<AuthenticateOptions>(
             if (principal !== undefined) credential = keyCredential(token)
           } else {
             const claims = tokens.verify(token)
-            principal = directory.principalOfToken(claims)
-            if (principal !== undefined) credential = tokenCredential(claims)
+            if (claims !== undefined) {
+              principal = directory.principalOfToken(claims)
+              if (principal !== undefined) credential = tokenCredential(claims)
+            }
           }
         } catch {
           principal = undefined

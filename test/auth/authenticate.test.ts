@@ -148,8 +148,8 @@ describe('secret rotation', () => {
 
   test('SECRET_TOKEN_PREVIOUS never signs: new tokens verify with SECRET_TOKEN alone', async () => {
     const token = await issueToken(app)
-    assert.doesNotThrow(() => createTokenService({ secret: TEST_SECRET }).verify(token))
-    assert.throws(() => createTokenService({ secret: oldSecret }).verify(token))
+    assert.notEqual(createTokenService({ secret: TEST_SECRET }).verify(token), undefined)
+    assert.equal(createTokenService({ secret: oldSecret }).verify(token), undefined)
   })
 })
 

@@ -76,6 +76,16 @@ function attacks(): Array<[string, string]> {
   cases.push(['payload tampered', tamper(valid, 1, (claims) => (claims.sub = 'admin'))])
   cases.push(['exp extended', tamper(valid, 1, (claims) => (claims.exp = now() + 86_400))])
   cases.push(['header alg switched to HS512', tamper(valid, 0, (header) => (header.alg = 'HS512'))])
+  for (const [alg, hash] of [
+    ['HS512', 'sha256'],
+    ['HS256', 'sha384'],
+    ['HS384', 'sha512'],
+  ]) {
+    cases.push([
+      `alg ${alg} over a signature made with ${hash}`,
+      forge(JSON.stringify({ alg, typ: 'JWT' }), JSON.stringify(good()), TEST_SECRET, hash),
+    ])
+  }
   cases.push(['header alg switched to none', tamper(valid, 0, (header) => (header.alg = 'none'))])
   cases.push(['signature of another token', `${h}.${sign(HS256, { ...good(), sub: 'x' }).split('.')[1]}.${s}`])
   cases.push(['signature flipped', `${h}.${p}.${s.startsWith('A') ? 'B' : 'A'}${s.slice(1)}`])
