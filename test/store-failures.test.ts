@@ -126,7 +126,9 @@ describe('PostgreSQL failures', { skip: postgres.skip }, () => {
       }
       assert.equal(answer.status, 200)
       assert.equal((await call(instance, 'POST', '/book', { token, body: dune })).status, 201)
-      assert.equal((await call(instance, 'POST', '/token', { body: { username: TEST_USERNAME, password: 'guess' } })).status, 401)
+      const guess = await call(instance, 'POST', '/token', { body: { username: TEST_USERNAME, password: 'guess' } })
+      // Seen once as 503 in a whole run on a loaded machine, and not since: the log says why, if it comes again.
+      assert.equal(guess.status, 401, `the service's log, last lines:\n${instance.output().split('\n').slice(-20).join('\n')}`)
       token = await login(instance)
       assert.equal(instance.child.exitCode, null)
     }
