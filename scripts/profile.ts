@@ -3,7 +3,8 @@
  * of the benchmark against a service started with `node --cpu-prof`, loaded by wrk pinned as in
  * the benchmark; the profile is written under bench/profiles/ for Chrome's DevTools or
  * `npx speedscope`, and summed up by where the CPU went (see scripts/bench/profile-shares.ts).
- * OPERATION is a name from scripts/bench/operations.ts: login, read, list, update, insert, remove.
+ * OPERATION is a name from scripts/bench/operations.ts: login, read, list, update, insert,
+ * insert-unlike (books unlike each other), remove.
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -32,6 +33,7 @@ const steps: Record<string, Step> = {
   list: operations.list,
   update: operations.update,
   insert: operations.insert,
+  'insert-unlike': operations.insertDistinct,
   remove: operations.remove,
 }
 const step = steps[positionals[0] ?? '']

@@ -1,6 +1,10 @@
 import { bookPaths, WARM_UP_SECONDS, type Step, type StepContext } from './measure.ts'
 import { allIds, CREDENTIALS, sampleBook } from './service.ts'
 import { wrk, type Workload } from './wrk.ts'
+import { generateBooks } from './catalogue.ts'
+
+/** Distinct books a step sends, cycled through: more than the fastest insert so far made in a run. */
+const DISTINCT_BOOKS = 100_000
 
 const bookBody = JSON.stringify(sampleBook(7))
 
@@ -35,12 +39,27 @@ export const update: Step = {
 
 export const insert: Step = { name: 'POST /book', workload: async (context) => create(context) }
 
+/**
+ * Books unlike each other, as people add them: each lands at its own place in every index by
+ * title, author and year, where the books of `insert`, all alike, land side by side.
+ */
+export const insertDistinct: Step = {
+  name: 'POST /book, books unlike',
+  workload: async (context) => ({ method: 'POST', path: '/book', headers: auth(context), bodies: distinctBodies() }),
+}
+
+/** The books as JSON in ASCII, which is all that wrk's scripts carry. */
+function distinctBodies(): string[] {
+  const ascii = (json: string) => json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return Array.from(generateBooks(DISTINCT_BOOKS), (book) => ascii(JSON.stringify(book)))
+}
+
 /** Each request deletes a book that exists: the books are made first, twice what the fastest write so far could delete. */
 export const remove: Step = {
   name: 'DELETE /book/{id}',
   workload: async (context) => {
     const { service, token, done, load } = context
-    const writes = done.filter((m) => m.name === update.name || m.name === insert.name)
+    const writes = done.filter((m) => [update.name, insert.name, insertDistinct.name].includes(m.name))
     const writesPerSecond = Math.max(1000, ...writes.map((m) => m.requestsPerSecond.max))
     const needed = Math.ceil(writesPerSecond * (WARM_UP_SECONDS + load.durationSeconds * load.runs) * 2)
     let present = await allIds(service, token)
@@ -54,4 +73,4 @@ export const remove: Step = {
 }
 
 /** Every operation of the interface, in an order that leaves each one the data it needs. */
-export const everyOperation: Step[] = [login, read, list, update, insert, remove]
+export const everyOperation: Step[] = [login, read, list, update, insert, insertDistinct, remove]

@@ -28,6 +28,8 @@ export interface Workload {
    */
   paths?: string[]
   once?: boolean
+  /** Bodies to send instead of `body`, one per request, cycled through. */
+  bodies?: string[]
   /** Every answer is a refusal (400 or above), as the step asks: wrk counts each one as an error. */
   refused?: boolean
 }
@@ -82,15 +84,25 @@ end
 /** The wrk script for `workload`: method, headers and body set once, paths chosen per request. */
 export function luaScript(workload: Workload): string {
   const lines = [`wrk.method = ${luaString(workload.method)}`]
-  const headers = { ...(workload.body === undefined ? {} : { 'Content-Type': 'application/json' }), ...workload.headers }
+  const json = workload.body !== undefined || workload.bodies !== undefined
+  const headers = { ...(json ? { 'Content-Type': 'application/json' } : {}), ...workload.headers }
   for (const [name, value] of Object.entries(headers)) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`)
   if (workload.body !== undefined) lines.push(`wrk.body = ${luaString(workload.body)}`)
   // Without request(), wrk formats the request once and sends the same bytes every time.
-  if (workload.paths !== undefined) {
+  if (workload.paths !== undefined || workload.bodies !== undefined) {
     // n is global so that done() can read it.
-    lines.push(`local paths = { ${workload.paths.map(luaString).join(', ')} }`, 'n = 0')
-    const pick = workload.once ? 'math.min(n, #paths)' : '(n - 1) % #paths + 1'
-    lines.push(`request = function()\n  n = n + 1\n  return wrk.format(nil, paths[${pick}])\nend`)
+    lines.push('n = 0')
+    let path = 'nil'
+    let body = 'nil'
+    if (workload.paths !== undefined) {
+      lines.push(`local paths = { ${workload.paths.map(luaString).join(', ')} }`)
+      path = `paths[${workload.once ? 'math.min(n, #paths)' : '(n - 1) % #paths + 1'}]`
+    }
+    if (workload.bodies !== undefined) {
+      lines.push(`local bodies = { ${workload.bodies.map(luaString).join(', ')} }`)
+      body = 'bodies[(n - 1) % #bodies + 1]'
+    }
+    lines.push(`request = function()\n  n = n + 1\n  return wrk.format(nil, ${path}, nil, ${body})\nend`)
   }
   return lines.join('\n') + '\n' + REPORT
 }
