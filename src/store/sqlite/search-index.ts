@@ -9,13 +9,33 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite'
 export const SEARCH_INDEX_BATCH = 2000
 
 /**
- * The most books one step moves into the indexes, or out of them. FTS5 takes tens of
- * microseconds per book: a step of this size is over in a few milliseconds in a small catalogue,
- * where the tens of thousands that imports used to index at once held every other request for as
- * long as a second (docs/performance.md). In-memory databases step on the thread that answers
- * requests.
+ * The most books one step moves into the indexes, or out of them, on the thread that answers
+ * requests (in-memory databases, and a store as it opens). FTS5 takes tens of microseconds per
+ * book: a step of this size is over in a few milliseconds in a small catalogue, where the tens of
+ * thousands that imports used to index at once held every other request for as long as a second
+ * (docs/performance.md).
  */
 export const INDEX_STEP = 500
+
+/**
+ * How long a step on the store's upkeep thread aims to hold the store's write turn, in ms. Each
+ * book goes to its own place in five sort-key indexes, and the more books a step takes, the more of
+ * them share a page, which is then read, changed and written once: at 100,000 books unlike each
+ * other, a step of 2,000 took a third of the time per book that one of 500 did. At a million,
+ * where few share a page, a step of 2,000 took four times as long as one of 500 (docs/performance.md).
+ */
+export const UPKEEP_STEP_MS = 40
+
+/**
+ * The size of the upkeep thread's next step, from what the last one did and how long it took: as
+ * many books as fit in UPKEEP_STEP_MS at the last one's time per book, at least INDEX_STEP and at
+ * most a batch.
+ */
+export function nextStepSize(size: number, { unindexed, moved }: IndexStep, ms: number): number {
+  const books = unindexed + moved
+  if (books === 0) return size
+  return Math.min(SEARCH_INDEX_BATCH, Math.max(INDEX_STEP, Math.round((UPKEEP_STEP_MS * books) / ms)))
+}
 
 /**
  * What one step did: the deleted books it took out of the indexes, the new books it moved into
@@ -67,22 +87,22 @@ export class IndexSteps {
   }
 
   /**
-   * Takes the oldest deleted books, at most INDEX_STEP, out of the indexes, in the transaction
-   * open; once none is left to take out, moves the oldest books of the tail, at most INDEX_STEP,
-   * into them. A restored book may be in both, and must leave before it joins again. A step that
-   * fails is undone whole: its books stay where they were, where finds still treat them right, and
+   * Takes the oldest deleted books, at most `size`, out of the indexes, in the transaction open;
+   * once none is left to take out, moves the oldest books of the tail, at most `size`, into them.
+   * A restored book may be in both, and must leave before it joins again. A step that fails is
+   * undone whole: its books stay where they were, where finds still treat them right, and
    * a later step tries again. A failure that ends the transaction fails its commit.
    */
-  run(): IndexStep {
+  run(size = INDEX_STEP): IndexStep {
     this.#begin.run()
     try {
-      const leaving = this.#lastLeaving.get(INDEX_STEP)!.last as number | null
+      const leaving = this.#lastLeaving.get(size)!.last as number | null
       if (leaving !== null) {
         const unindexed = this.#unindex(leaving)
         this.#release.run()
         return { unindexed, moved: 0, emptied: false }
       }
-      const last = this.#last.get(INDEX_STEP)!.last as number | null
+      const last = this.#last.get(size)!.last as number | null
       const moved = last === null ? 0 : this.#move(last)
       this.#release.run()
       return { unindexed: 0, moved, emptied: last === null }

@@ -7,7 +7,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { describe, it, type TestContext } from 'node:test'
 import fc from 'fast-check'
 import { findQueryOf, parseBookQuery, type RawBookQuery } from '../../../src/books/list-parameters.ts'
-import { SqliteSearchIndex } from '../../../src/store/sqlite/search-index.ts'
+import { INDEX_STEP, nextStepSize, SEARCH_INDEX_BATCH, SqliteSearchIndex, UPKEEP_STEP_MS } from '../../../src/store/sqlite/search-index.ts'
 import { SqliteStore } from '../../../src/store/sqlite/store.ts'
 import type { Book, NewBook } from '../../../src/books/book.ts'
 import { compareFolded, compareTitles, expectedIds, matches, type ModelQuery } from '../../support/book-search-model.ts'
@@ -112,6 +112,25 @@ const FILTERS: [ModelQuery, RawBookQuery][] = [
   [{ author: 'bramb' }, { author: 'bramb' }],
   [{ q: 'am' }, { q: 'am' }],
 ]
+
+describe("sqlite: the size of the upkeep thread's steps", () => {
+  const moved = (books: number) => ({ unindexed: 0, moved: books, emptied: false })
+
+  it('takes as many books as the last step took per the time it aims at', () => {
+    assert.equal(nextStepSize(INDEX_STEP, moved(1000), UPKEEP_STEP_MS), 1000)
+    assert.equal(nextStepSize(INDEX_STEP, moved(1000), UPKEEP_STEP_MS * 0.8), 1250)
+    assert.equal(nextStepSize(1200, { unindexed: 600, moved: 0, emptied: false }, UPKEEP_STEP_MS / 2), 1200)
+  })
+
+  it('takes no fewer books than a step on the thread that answers requests, and no more than a batch', () => {
+    assert.equal(nextStepSize(SEARCH_INDEX_BATCH, moved(SEARCH_INDEX_BATCH), UPKEEP_STEP_MS * 40), INDEX_STEP)
+    assert.equal(nextStepSize(INDEX_STEP, moved(INDEX_STEP), 1), SEARCH_INDEX_BATCH)
+  })
+
+  it('keeps its size after a step that found nothing to do', () => {
+    assert.equal(nextStepSize(1500, { unindexed: 0, moved: 0, emptied: true }, 0.2), 1500)
+  })
+})
 
 describe('sqlite: new books enter the search indexes in bulk', () => {
   it('finds every book as soon as it is stored, before and after the indexes take it', async (t) => {
@@ -313,6 +332,28 @@ describe('sqlite: new books enter the search indexes in bulk', () => {
     peek.exec('DROP TRIGGER books_unindexable')
     await store.books.create('tester', { title: 'Copied at last', author: 'Later', year: 2000 })
     assert.ok(size() > before + 1_000_000, `the file grew from ${before} to ${size()} bytes`)
+  })
+
+  it('copies the log into the database file around each step of a catch-up, so that writes beside it leave the log short', async (t) => {
+    const { store, path, tail } = await openStore(t, SEARCH_INDEX_BATCH)
+    const log = () => statSync(`${path}-wal`).size
+    const words = ['river', 'stone', 'night', 'garden', 'winter', 'light', 'shadow', 'glass']
+    // Books unlike each other: each step writes to pages all over the sort-key indexes.
+    const book = (n: number) => ({ title: `${words[n % 8]} ${words[(n >> 3) % 8]} ${n}`, author: `Author ${n % 997}`, year: 2000 })
+    await store.transaction(({ books }) =>
+      books.createMany(
+        'tester',
+        Array.from({ length: 30_000 }, (_, n) => book(n)),
+      ),
+    )
+    let longest = log()
+    // A write commits while each step's pages are copied, after the step has answered.
+    for (let n = 0; tail() >= SEARCH_INDEX_BATCH; n++) {
+      await store.books.create('tester', book(n))
+      longest = Math.max(longest, log())
+    }
+    const file = statSync(path).size
+    assert.ok(longest < file, `the log grew to ${longest} bytes beside a database file of ${file}`)
   })
 
   it('stores a book even when indexing the tail fails, and indexes it with a later book', async (t) => {
